@@ -1,0 +1,54 @@
+# gosync — see README.md. `make test` is what CI runs (.ci/run).
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+GOOSE_TAGS := no_clickhouse no_libsql no_mssql no_mysql no_sqlite3 no_vertica no_ydb
+BIN := $(CURDIR)/bin
+TOOLS := $(BIN)/sqlc $(BIN)/goose $(BIN)/benchstat
+
+.PHONY: run test deps tools generate check-generated lint bench db
+
+## run: migrate a database (a throwaway local one without DATABASE_URL) and print its status
+run: deps
+	go run ./cmd/gosync up
+
+## test: everything CI checks, against real Postgres
+test: deps tools check-generated lint
+	GOOSE_BIN=$(BIN)/goose go test -count=1 -timeout 30m ./...
+
+## deps: install the Postgres binaries, psql, pgTAP and pg_prove when missing
+deps:
+	bash scripts/deps.sh
+
+## tools: the pinned sqlc, goose CLI and benchstat (versions in tools/go.mod)
+tools: $(TOOLS)
+
+$(BIN)/sqlc: tools/go.mod
+	cd tools && go build -o $(BIN)/ github.com/sqlc-dev/sqlc/cmd/sqlc
+$(BIN)/goose: tools/go.mod
+	cd tools && go build -tags '$(GOOSE_TAGS)' -o $(BIN)/ github.com/pressly/goose/v3/cmd/goose
+$(BIN)/benchstat: tools/go.mod
+	cd tools && go build -o $(BIN)/ golang.org/x/perf/cmd/benchstat
+
+## generate: regenerate db/ from sql/queries and sql/migrations
+generate: $(BIN)/sqlc
+	$(BIN)/sqlc generate
+
+## check-generated: fail when db/ is stale (someone edited SQL without `make generate`)
+check-generated: $(BIN)/sqlc
+	@$(BIN)/sqlc diff || { echo "db/ is stale: run 'make generate' and commit the result" >&2; exit 1; }
+
+## lint: gofmt + go vet
+lint:
+	@unformatted=$$(gofmt -l .); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted" >&2; exit 1; fi
+	go vet ./...
+
+## bench: benchmarks against one real server, with benchstat's summary
+bench: deps $(BIN)/benchstat
+	go test -run '^$$' -bench . -benchmem -count 5 -timeout 60m ./... | tee bench.out
+	$(BIN)/benchstat bench.out
+
+## db: start a throwaway local Postgres, print its URL, stop it on Ctrl-C
+db: deps
+	go run ./cmd/gosync db

@@ -1,0 +1,51 @@
+package gosync
+
+import (
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Sentinel errors for the barrier's SQL refusals. The SQL functions raise
+// them with the exact upstream message; callers test them with errors.Is and
+// reach the server's DETAIL through errors.As(*pgconn.PgError).
+var (
+	ErrWriterFenceRejected = errors.New("sync.storage.writer_fence_rejected")
+)
+
+// sqlErrors maps an upstream error message to its sentinel.
+var sqlErrors = map[string]error{
+	ErrWriterFenceRejected.Error(): ErrWriterFenceRejected,
+}
+
+// StorageError is a barrier refusal raised by the database. It matches its
+// sentinel with errors.Is and unwraps to the *pgconn.PgError.
+type StorageError struct {
+	Kind error           // one of the Err* sentinels
+	PG   *pgconn.PgError // the server's error, with its DETAIL and HINT
+}
+
+func (e *StorageError) Error() string {
+	if e.PG.Detail != "" {
+		return e.Kind.Error() + ": " + e.PG.Detail
+	}
+	return e.Kind.Error()
+}
+
+// Is makes errors.Is(err, ErrWriterFenceRejected) and friends work.
+func (e *StorageError) Is(target error) bool { return target == e.Kind }
+
+func (e *StorageError) Unwrap() error { return e.PG }
+
+// MapError turns a database error carrying one of the barrier's messages
+// into a *StorageError; any other error is returned unchanged.
+func MapError(err error) error {
+	var pg *pgconn.PgError
+	if !errors.As(err, &pg) {
+		return err
+	}
+	if kind, ok := sqlErrors[pg.Message]; ok {
+		return &StorageError{Kind: kind, PG: pg}
+	}
+	return err
+}

@@ -1,0 +1,119 @@
+package pglocal
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// startLocal runs initdb and postgres from bindir in a fresh temporary
+// directory. initdb refuses to run as root, so as root the cluster runs as the
+// `postgres` OS user. The server is a child process with a parent-death
+// signal, so it dies with the process that started it even on SIGKILL.
+func startLocal(ctx context.Context, bindir string) (*Server, error) {
+	dir, err := os.MkdirTemp("", "gosync-pg-")
+	if err != nil {
+		return nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	cred, err := runAs(dir)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	initdb := exec.CommandContext(ctx, filepath.Join(bindir, "initdb"),
+		"-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8",
+		"--locale=C", "--no-sync")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		cleanup()
+		return nil, fmt.Errorf("pglocal: initdb: %v\n%s", err, out)
+	}
+	port, err := freePort()
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	// Durability is irrelevant for a throwaway cluster; connections are not:
+	// the concurrency tests open 64+ at once.
+	pg := exec.Command(filepath.Join(bindir, "postgres"), "-D", data,
+		"-p", strconv.Itoa(port), "-k", dir,
+		"-c", "listen_addresses=127.0.0.1",
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "max_connections=300", "-c", "shared_buffers=128MB")
+	log, err := os.Create(filepath.Join(dir, "postgres.log"))
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	pg.Stdout, pg.Stderr = log, log
+	pg.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := pg.Start(); err != nil {
+		cleanup()
+		return nil, fmt.Errorf("pglocal: start postgres: %w", err)
+	}
+	died := make(chan error, 1)
+	go func() { died <- pg.Wait() }()
+
+	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	var once sync.Once
+	var stopErr error
+	stop := func() error {
+		once.Do(func() {
+			// SIGINT is Postgres' fast shutdown: abort sessions, exit cleanly.
+			_ = pg.Process.Signal(syscall.SIGINT)
+			select {
+			case <-died:
+			case <-time.After(10 * time.Second):
+				_ = pg.Process.Kill()
+				<-died
+			}
+			log.Close()
+			stopErr = os.RemoveAll(dir)
+		})
+		return stopErr
+	}
+	if err := waitReady(ctx, url, 60*time.Second, died); err != nil {
+		logText, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
+		stop()
+		return nil, fmt.Errorf("%w\n%s", err, bytes.TrimSpace(logText))
+	}
+	return &Server{URL: url, stop: stop}, nil
+}
+
+// runAs returns the credentials to run Postgres with: nil for a normal user,
+// the `postgres` OS user (owning dir) when running as root.
+func runAs(dir string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("pglocal: running as root needs the `postgres` OS user (Debian's postgresql package creates it): %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		return nil, err
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

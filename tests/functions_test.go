@@ -1,0 +1,73 @@
+package tests
+
+import (
+	"context"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/gosync/gosync/internal/pgtest"
+	gosql "github.com/gosync/gosync/sql"
+)
+
+var createFunction = regexp.MustCompile(`(?m)^CREATE OR REPLACE FUNCTION ([a-z_]+)\(`)
+
+// TestMigratedFunctionsAreCanonical proves the migrated database runs exactly
+// the bodies in sql/functions/: re-applying every canonical file inside a
+// transaction changes no function definition and adds none, and every
+// function of the schema has a canonical file.
+func TestMigratedFunctionsAreCanonical(t *testing.T) {
+	ctx := context.Background()
+	d := pgtest.New(t)
+	migrated := dumpCatalog(t, d.Pool, "functions")
+
+	files, err := fs.Glob(gosql.Functions(), "*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no canonical functions: %v", err)
+	}
+	canonical := map[string]bool{}
+	tx, err := d.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	for _, f := range files {
+		body, err := fs.ReadFile(gosql.Functions(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range createFunction.FindAllStringSubmatch(string(body), -1) {
+			canonical[m[1]] = true
+		}
+		if _, err := tx.Exec(ctx, string(body), pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatalf("apply %s: %v", f, err)
+		}
+	}
+	rows, err := tx.Query(ctx, catalogQueries["functions"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reapplied := strings.Join(defs, "\n"); reapplied != migrated {
+		t.Fatalf("migrated functions differ from sql/functions:\n%s", lineDiff(migrated, reapplied))
+	}
+
+	var inDB []string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT proname::text), '{}') FROM pg_proc
+		WHERE pronamespace = current_schema()::regnamespace`).Scan(&inDB); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(inDB)
+	for _, name := range inDB {
+		if !canonical[name] {
+			t.Errorf("function %s has no canonical body in sql/functions/", name)
+		}
+	}
+}

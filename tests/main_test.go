@@ -1,0 +1,11 @@
+// Package tests holds gosync's integration suites. Every test runs against a
+// real Postgres, each in its own database (see internal/pgtest).
+package tests
+
+import (
+	"testing"
+
+	"github.com/gosync/gosync/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }

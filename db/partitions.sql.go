@@ -42,3 +42,14 @@ func (q *Queries) LockPartition(ctx context.Context, db DBTX, partition string) 
 	err := row.Scan(&i.Partition, &i.MaxCommitSeq, &i.HorizonSeq)
 	return i, err
 }
+
+const lockPartitionForWrite = `-- name: LockPartitionForWrite :one
+SELECT partition, max_commit_seq, horizon_seq FROM sync_lock_partition($1)
+`
+
+func (q *Queries) LockPartitionForWrite(ctx context.Context, db DBTX, partition string) (SyncPartition, error) {
+	row := db.QueryRow(ctx, lockPartitionForWrite, partition)
+	var i SyncPartition
+	err := row.Scan(&i.Partition, &i.MaxCommitSeq, &i.HorizonSeq)
+	return i, err
+}

@@ -6,26 +6,43 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Sentinel errors for the barrier's SQL refusals. The SQL functions raise
-// them with the exact upstream message; callers test them with errors.Is and
+// Sentinel errors for the barrier's refusals. The SQL functions raise them
+// with the exact upstream message; callers test them with errors.Is and
 // reach the server's DETAIL through errors.As(*pgconn.PgError).
 var (
-	ErrWriterFenceRejected = errors.New("sync.storage.writer_fence_rejected")
+	ErrWriterFenceRejected    = errors.New("sync.storage.writer_fence_rejected")
+	ErrCheckpointIncomplete   = errors.New("sync.storage.checkpoint_incomplete")
+	ErrCheckpointNotDeclared  = errors.New("sync.storage.checkpoint_not_declared")
+	ErrCheckpointFenceMissing = errors.New("sync.storage.checkpoint_fence_missing")
+	ErrSchemaNotReady         = errors.New("sync.schema_not_ready")
+	ErrSegmentExpired         = errors.New("sync.segment_expired")
+
+	// ErrInvalidArgument is bad input (an empty partition, a negative
+	// watermark, ...), refused before anything was written.
+	ErrInvalidArgument = errors.New("invalid argument")
 )
 
 // sqlErrors maps an upstream error message to its sentinel.
-var sqlErrors = map[string]error{
-	ErrWriterFenceRejected.Error(): ErrWriterFenceRejected,
+var sqlErrors = map[string]error{}
+
+func init() {
+	for _, e := range []error{ErrWriterFenceRejected, ErrCheckpointIncomplete, ErrCheckpointNotDeclared,
+		ErrCheckpointFenceMissing, ErrSchemaNotReady, ErrSegmentExpired} {
+		sqlErrors[e.Error()] = e
+	}
 }
 
-// StorageError is a barrier refusal raised by the database. It matches its
-// sentinel with errors.Is and unwraps to the *pgconn.PgError.
+// StorageError is a refusal raised by the database. It matches its sentinel
+// with errors.Is and unwraps to the *pgconn.PgError.
 type StorageError struct {
 	Kind error           // one of the Err* sentinels
 	PG   *pgconn.PgError // the server's error, with its DETAIL and HINT
 }
 
 func (e *StorageError) Error() string {
+	if e.Kind == ErrInvalidArgument {
+		return e.PG.Message // already "invalid argument: ..."
+	}
 	if e.PG.Detail != "" {
 		return e.Kind.Error() + ": " + e.PG.Detail
 	}
@@ -38,7 +55,8 @@ func (e *StorageError) Is(target error) bool { return target == e.Kind }
 func (e *StorageError) Unwrap() error { return e.PG }
 
 // MapError turns a database error carrying one of the barrier's messages
-// into a *StorageError; any other error is returned unchanged.
+// (or an argument check's invalid_parameter_value) into a *StorageError;
+// any other error is returned unchanged.
 func MapError(err error) error {
 	var pg *pgconn.PgError
 	if !errors.As(err, &pg) {
@@ -46,6 +64,9 @@ func MapError(err error) error {
 	}
 	if kind, ok := sqlErrors[pg.Message]; ok {
 		return &StorageError{Kind: kind, PG: pg}
+	}
+	if pg.Code == "22023" { // invalid_parameter_value, raised by sync_assert_*
+		return &StorageError{Kind: ErrInvalidArgument, PG: pg}
 	}
 	return err
 }

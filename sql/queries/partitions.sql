@@ -9,3 +9,6 @@ SELECT * FROM sync_partitions WHERE partition = @partition;
 -- partition serialize on it, and activation takes it to exclude pushes.
 -- name: LockPartition :one
 SELECT * FROM sync_partitions WHERE partition = @partition FOR UPDATE;
+
+-- name: LockPartitionForWrite :one
+SELECT * FROM sync_lock_partition(@partition);

@@ -1,0 +1,160 @@
+package gosync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/gosync/gosync/db"
+)
+
+// CheckpointState is the lifecycle state of a backfill checkpoint.
+type CheckpointState string
+
+const (
+	StateDeclared    CheckpointState = "declared"
+	StateBackfilling CheckpointState = "backfilling"
+	StateActivated   CheckpointState = "activated"
+)
+
+// Checkpoint is one row of sync_backfill_checkpoints.
+type Checkpoint struct {
+	Partition     string
+	Name          string
+	SchemaVersion int64
+	State         CheckpointState
+	Watermark     int64 // the commit seq the projection is known to cover
+	OwnerEpoch    int64 // bumped by every claim; the CAS token of advance/activate
+	ObservedRows  int64
+	UpdatedAtMs   int64
+}
+
+func checkpointFrom(r db.SyncBackfillCheckpoint) Checkpoint {
+	return Checkpoint{
+		Partition: r.Partition, Name: r.Name, SchemaVersion: int64(r.SchemaVersion),
+		State: CheckpointState(r.State), Watermark: r.Watermark, OwnerEpoch: r.OwnerEpoch,
+		ObservedRows: r.ObservedRows, UpdatedAtMs: r.UpdatedAtMs,
+	}
+}
+
+// ActivationResult is what sync_activate_checkpoint answers.
+type ActivationResult string
+
+const (
+	// Activated: the projection covers every source change; the gate opens.
+	Activated ActivationResult = "activated"
+	// Stale: source changes above the watermark (run more batches), or the
+	// CAS lost (another owner claimed, or it is already active).
+	Stale ActivationResult = "stale"
+	// Unverifiable: the log is pruned past the watermark; coverage cannot be proven.
+	Unverifiable ActivationResult = "unverifiable"
+)
+
+// Coverage is what sync_source_changes_above answers.
+type Coverage string
+
+const (
+	CoverageClean        Coverage = "clean"
+	CoverageChanged      Coverage = "changed"
+	CoverageUnverifiable Coverage = "unverifiable"
+)
+
+// DeclareCheckpoint inserts a `declared` checkpoint (an existing row is left
+// as it is) and raises the partition's writer fence to at least
+// schemaVersion, in one transaction.
+func (s *Store) DeclareCheckpoint(ctx context.Context, partition, name string, schemaVersion int64) (Checkpoint, error) {
+	v, err := int32Arg("schema_version", schemaVersion)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	r, err := s.q.DeclareCheckpoint(ctx, s.conn, db.DeclareCheckpointParams{Partition: partition, Name: name, SchemaVersion: v})
+	if err != nil {
+		return Checkpoint{}, MapError(err)
+	}
+	return checkpointFrom(r), nil
+}
+
+// ClaimCheckpoint makes the caller the checkpoint's only owner: the returned
+// OwnerEpoch is the token every later advance and activate must present.
+func (s *Store) ClaimCheckpoint(ctx context.Context, partition, name string, schemaVersion int64) (Checkpoint, error) {
+	v, err := int32Arg("schema_version", schemaVersion)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	r, err := s.q.ClaimCheckpoint(ctx, s.conn, db.ClaimCheckpointParams{Partition: partition, Name: name, SchemaVersion: v})
+	if err != nil {
+		return Checkpoint{}, MapError(err)
+	}
+	return checkpointFrom(r), nil
+}
+
+// AdvanceCheckpoint records progress if ownerEpoch is still the current
+// owner's; false means another worker claimed since (stop, write nothing
+// more). Call it on WithTx(tx) so the projection batch and its watermark
+// commit together.
+func (s *Store) AdvanceCheckpoint(ctx context.Context, partition, name string, ownerEpoch, watermark, observedRows int64) (bool, error) {
+	ok, err := s.q.AdvanceCheckpoint(ctx, s.conn, db.AdvanceCheckpointParams{
+		Partition: partition, Name: name, OwnerEpoch: ownerEpoch, Watermark: watermark, ObservedRows: observedRows,
+	})
+	return ok, MapError(err)
+}
+
+// ActivateCheckpoint activates the checkpoint if no change of the source
+// tables exists above watermark, under the partition lock pushes take.
+func (s *Store) ActivateCheckpoint(ctx context.Context, partition, name string, ownerEpoch, watermark int64, sources []string) (ActivationResult, error) {
+	if sources == nil {
+		sources = []string{} // an empty list is a valid, clean list; NULL is refused
+	}
+	r, err := s.q.ActivateCheckpoint(ctx, s.conn, db.ActivateCheckpointParams{
+		Partition: partition, Name: name, OwnerEpoch: ownerEpoch, Watermark: watermark, Sources: sources,
+	})
+	return ActivationResult(r), MapError(err)
+}
+
+// SourceCoverageSeq is the highest commit seq of a change to the source
+// tables (0 when none): the watermark a backfill must reach.
+func (s *Store) SourceCoverageSeq(ctx context.Context, partition string, sources []string) (int64, error) {
+	if sources == nil {
+		sources = []string{}
+	}
+	seq, err := s.q.SourceCoverageSeq(ctx, s.conn, db.SourceCoverageSeqParams{Partition: partition, Sources: sources})
+	return seq, MapError(err)
+}
+
+// SourceChangesAbove runs the coverage check of activation on its own.
+func (s *Store) SourceChangesAbove(ctx context.Context, partition string, sources []string, seq int64) (Coverage, error) {
+	if sources == nil {
+		sources = []string{}
+	}
+	r, err := s.q.SourceChangesAbove(ctx, s.conn, db.SourceChangesAboveParams{Partition: partition, Sources: sources, Seq: seq})
+	return Coverage(r), MapError(err)
+}
+
+// Checkpoint reads one checkpoint; ErrCheckpointNotDeclared when absent.
+func (s *Store) Checkpoint(ctx context.Context, partition, name string) (Checkpoint, error) {
+	r, err := s.q.GetCheckpoint(ctx, s.conn, db.GetCheckpointParams{Partition: partition, Name: name})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Checkpoint{}, fmt.Errorf("%w: no checkpoint %q in partition %q", ErrCheckpointNotDeclared, name, partition)
+	}
+	if err != nil {
+		return Checkpoint{}, MapError(err)
+	}
+	return checkpointFrom(r), nil
+}
+
+// Checkpoints lists the checkpoints of one partition, or of all partitions
+// when partition is "", ordered by (partition, name).
+func (s *Store) Checkpoints(ctx context.Context, partition string) ([]Checkpoint, error) {
+	rows, err := s.q.ListCheckpoints(ctx, s.conn, pgtype.Text{String: partition, Valid: partition != ""})
+	if err != nil {
+		return nil, MapError(err)
+	}
+	out := make([]Checkpoint, len(rows))
+	for i, r := range rows {
+		out[i] = checkpointFrom(r)
+	}
+	return out, nil
+}

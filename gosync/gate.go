@@ -1,0 +1,44 @@
+package gosync
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gosync/gosync/db"
+)
+
+// CheckpointRef names a checkpoint: a projection being backfilled in a partition.
+type CheckpointRef struct {
+	Partition string `json:"partition"`
+	Name      string `json:"name"`
+}
+
+// ServeGate is what sync_serve_gate reads in one round trip.
+type ServeGate struct {
+	StoredSchemaVersion int64  // 0 when no schema marker exists
+	LogEpoch            string // "" when the partition is unregistered
+	Registered          bool   // whether the partition has a log epoch
+	// Pending lists every checkpoint of the running schema version that is
+	// not activated, in any partition, ordered by (partition, name).
+	Pending []CheckpointRef
+}
+
+// ReadServeGate reads the gate for partition at the running schema version.
+// Read it on the connection and in the transaction that then serves
+// (Store.WithTx), so no migration can land between the gate and the work.
+func (s *Store) ReadServeGate(ctx context.Context, partition string, running int64) (ServeGate, error) {
+	v, err := int32Arg("running_schema_version", running)
+	if err != nil {
+		return ServeGate{}, err
+	}
+	r, err := s.q.ServeGate(ctx, s.conn, db.ServeGateParams{Partition: partition, RunningSchemaVersion: v})
+	if err != nil {
+		return ServeGate{}, MapError(err)
+	}
+	g := ServeGate{StoredSchemaVersion: r.StoredSchemaVersion, LogEpoch: r.LogEpoch.String, Registered: r.LogEpoch.Valid}
+	if err := json.Unmarshal(r.Pending, &g.Pending); err != nil {
+		return ServeGate{}, fmt.Errorf("gosync: serve gate pending list: %w", err)
+	}
+	return g, nil
+}

@@ -1,0 +1,34 @@
+package gosync
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gosync/gosync/db"
+)
+
+// Store calls the barrier's SQL functions. Built from a pool, each call runs
+// on its own pooled connection; WithTx binds the same calls to a caller's
+// transaction (advance a watermark with the projection batch it covers, read
+// the gate on the connection that then writes).
+type Store struct {
+	conn db.DBTX
+	q    *db.Queries
+}
+
+// New returns a Store on pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{conn: pool, q: db.New()} }
+
+// WithTx returns a Store whose calls run inside tx.
+func (s *Store) WithTx(tx pgx.Tx) *Store { return &Store{conn: tx, q: s.q} }
+
+// int32Arg narrows a Go version number to the SQL integer column it lands in.
+func int32Arg(label string, v int64) (int32, error) {
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		return 0, fmt.Errorf("%w: %s %d is out of range for a Postgres integer", ErrInvalidArgument, label, v)
+	}
+	return int32(v), nil
+}

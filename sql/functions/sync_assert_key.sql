@@ -1,0 +1,20 @@
+-- Argument check shared by the barrier functions: a partition, checkpoint or
+-- source table name must be a non-empty string of at most 512 characters.
+-- Raised as invalid_parameter_value before anything is written, so bad input
+-- changes nothing.
+CREATE OR REPLACE FUNCTION sync_assert_key(label text, value text)
+RETURNS void
+LANGUAGE plpgsql
+IMMUTABLE
+AS $$
+BEGIN
+  IF value IS NULL OR value = '' THEN
+    RAISE EXCEPTION 'invalid argument: % must be a non-empty string', label
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF length(value) > 512 THEN
+    RAISE EXCEPTION 'invalid argument: % is % characters long; the limit is 512', label, length(value)
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+END;
+$$;

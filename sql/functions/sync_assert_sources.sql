@@ -1,0 +1,19 @@
+-- Argument check for source table lists: the array itself is required (an
+-- empty array is a valid, empty list), each element is a key.
+CREATE OR REPLACE FUNCTION sync_assert_sources(sources text[])
+RETURNS void
+LANGUAGE plpgsql
+IMMUTABLE
+AS $$
+DECLARE
+  source text;
+BEGIN
+  IF sources IS NULL THEN
+    RAISE EXCEPTION 'invalid argument: sources must be an array of table names, not NULL'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  FOREACH source IN ARRAY sources LOOP
+    PERFORM sync_assert_key('source table', source);
+  END LOOP;
+END;
+$$;

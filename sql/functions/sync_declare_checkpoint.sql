@@ -1,0 +1,16 @@
+-- Declare a backfill checkpoint: the row becomes visible and the fence that
+-- protects it is raised in one transaction, so old writers are rejected for
+-- the whole backfill. Returns the stored row (an existing row unchanged).
+CREATE OR REPLACE FUNCTION sync_declare_checkpoint(
+  partition text, name text, schema_version integer, now_ms bigint DEFAULT NULL)
+RETURNS SETOF sync_backfill_checkpoints
+LANGUAGE plpgsql
+ROWS 1
+AS $$
+#variable_conflict use_column
+BEGIN
+  PERFORM sync_install_checkpoint($1, $2, $3, $4);
+  RETURN QUERY
+    SELECT c.* FROM sync_backfill_checkpoints c WHERE c.partition = $1 AND c.name = $2;
+END;
+$$;

@@ -1,0 +1,32 @@
+-- Coverage check: does the log prove that no source table changed above seq?
+-- `changed` when a change exists above seq; `unverifiable` when none does
+-- but the log is pruned past seq (horizon_seq > seq), so an empty scan proves
+-- nothing; `clean` otherwise. The horizon is read before the scan. The scan
+-- is an index range scan on (partition, commit_seq > seq): its cost follows
+-- the changes above the watermark, not the size of the log.
+CREATE OR REPLACE FUNCTION sync_source_changes_above(partition text, sources text[], seq bigint)
+RETURNS text
+LANGUAGE plpgsql
+STABLE
+AS $$
+#variable_conflict use_column
+DECLARE
+  horizon bigint;
+BEGIN
+  PERFORM sync_assert_key('partition', $1);
+  PERFORM sync_assert_sources($2);
+  PERFORM sync_assert_nonnegative('seq', $3);
+  SELECT p.horizon_seq INTO horizon FROM sync_partitions p WHERE p.partition = $1;
+  IF cardinality($2) = 0 THEN
+    RETURN 'clean';
+  END IF;
+  IF EXISTS (SELECT 1 FROM sync_changes ch
+              WHERE ch.partition = $1 AND ch.commit_seq > $3 AND ch.tbl = ANY ($2)) THEN
+    RETURN 'changed';
+  END IF;
+  IF coalesce(horizon, 0) > $3 THEN
+    RETURN 'unverifiable';
+  END IF;
+  RETURN 'clean';
+END;
+$$;

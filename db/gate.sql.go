@@ -7,8 +7,6 @@ package db
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const beginSchemaChange = `-- name: BeginSchemaChange :exec
@@ -22,9 +20,10 @@ func (q *Queries) BeginSchemaChange(ctx context.Context, db DBTX) error {
 
 const serveGate = `-- name: ServeGate :one
 SELECT g.stored_schema_version::bigint AS stored_schema_version,
-       g.log_epoch AS log_epoch,
+       coalesce(g.log_epoch, '')::text AS log_epoch,
+       (g.log_epoch IS NOT NULL)::boolean AS registered,
        g.pending::jsonb AS pending
-  FROM sync_serve_gate($1, $2) AS g
+  FROM sync_serve_gate($1, $2) AS g(stored_schema_version, log_epoch, pending)
 `
 
 type ServeGateParams struct {
@@ -33,14 +32,23 @@ type ServeGateParams struct {
 }
 
 type ServeGateRow struct {
-	StoredSchemaVersion int64       `json:"stored_schema_version"`
-	LogEpoch            pgtype.Text `json:"log_epoch"`
-	Pending             []byte      `json:"pending"`
+	StoredSchemaVersion int64  `json:"stored_schema_version"`
+	LogEpoch            string `json:"log_epoch"`
+	Registered          bool   `json:"registered"`
+	Pending             []byte `json:"pending"`
 }
 
+// The column alias list names the TABLE function's columns for sqlc, which
+// cannot see them; the casts give the generated struct its Go types (a cast
+// reads as NOT NULL to sqlc, hence the explicit registered flag).
 func (q *Queries) ServeGate(ctx context.Context, db DBTX, arg ServeGateParams) (ServeGateRow, error) {
 	row := db.QueryRow(ctx, serveGate, arg.Partition, arg.RunningSchemaVersion)
 	var i ServeGateRow
-	err := row.Scan(&i.StoredSchemaVersion, &i.LogEpoch, &i.Pending)
+	err := row.Scan(
+		&i.StoredSchemaVersion,
+		&i.LogEpoch,
+		&i.Registered,
+		&i.Pending,
+	)
 	return i, err
 }

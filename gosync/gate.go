@@ -36,7 +36,7 @@ func (s *Store) ReadServeGate(ctx context.Context, partition string, running int
 	if err != nil {
 		return ServeGate{}, MapError(err)
 	}
-	g := ServeGate{StoredSchemaVersion: r.StoredSchemaVersion, LogEpoch: r.LogEpoch.String, Registered: r.LogEpoch.Valid}
+	g := ServeGate{StoredSchemaVersion: r.StoredSchemaVersion, LogEpoch: r.LogEpoch, Registered: r.Registered}
 	if err := json.Unmarshal(r.Pending, &g.Pending); err != nil {
 		return ServeGate{}, fmt.Errorf("gosync: serve gate pending list: %w", err)
 	}

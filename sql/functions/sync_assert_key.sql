@@ -1,9 +1,9 @@
 -- Argument check shared by the barrier functions: a partition, checkpoint or
 -- source table name must be a non-empty string of at most 512 characters.
 -- Raised as invalid_parameter_value before anything is written, so bad input
--- changes nothing.
+-- changes nothing. Returns true, so SQL-language functions can check in WHERE.
 CREATE OR REPLACE FUNCTION sync_assert_key(label text, value text)
-RETURNS void
+RETURNS boolean
 LANGUAGE plpgsql
 IMMUTABLE
 AS $$
@@ -16,5 +16,6 @@ BEGIN
     RAISE EXCEPTION 'invalid argument: % is % characters long; the limit is 512', label, length(value)
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
+  RETURN true;
 END;
 $$;

@@ -1,7 +1,7 @@
 -- Argument check shared by the barrier functions: epochs, watermarks, row
 -- counts and sequence numbers are never NULL and never below min_value.
 CREATE OR REPLACE FUNCTION sync_assert_nonnegative(label text, value bigint, min_value bigint DEFAULT 0)
-RETURNS void
+RETURNS boolean
 LANGUAGE plpgsql
 IMMUTABLE
 AS $$
@@ -10,5 +10,6 @@ BEGIN
     RAISE EXCEPTION 'invalid argument: % must be at least %, got %', label, min_value, coalesce(value::text, 'NULL')
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
+  RETURN true;
 END;
 $$;

@@ -1,7 +1,7 @@
 -- Argument check for source table lists: the array itself is required (an
 -- empty array is a valid, empty list), each element is a key.
 CREATE OR REPLACE FUNCTION sync_assert_sources(sources text[])
-RETURNS void
+RETURNS boolean
 LANGUAGE plpgsql
 IMMUTABLE
 AS $$
@@ -15,5 +15,6 @@ BEGIN
   FOREACH source IN ARRAY sources LOOP
     PERFORM sync_assert_key('source table', source);
   END LOOP;
+  RETURN true;
 END;
 $$;

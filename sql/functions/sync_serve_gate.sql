@@ -4,24 +4,24 @@
 -- partition, ordered by (partition, name). Call it on the connection (and in
 -- the transaction) that then writes or reads, so no migration can land in
 -- between. The refusal rule is applied by the caller (gosync.EvaluateGate).
-CREATE OR REPLACE FUNCTION sync_serve_gate(
-  partition text, running_schema_version integer,
-  OUT stored_schema_version bigint, OUT log_epoch text, OUT pending jsonb)
-LANGUAGE plpgsql
+--
+-- A single-SELECT SQL function that Postgres inlines into the calling query:
+-- a prepared gate read costs one cached plan, not a function call per
+-- request (it sits on every request path).
+CREATE OR REPLACE FUNCTION sync_serve_gate(partition text, running_schema_version integer)
+RETURNS TABLE (stored_schema_version bigint, log_epoch text, pending jsonb)
+LANGUAGE sql
 STABLE
+ROWS 1
 AS $$
-#variable_conflict use_column
-BEGIN
-  PERFORM sync_assert_key('partition', $1);
-  PERFORM sync_assert_nonnegative('running_schema_version', $2);
-  stored_schema_version := coalesce(
-    (SELECT m.schema_version FROM sync_schema_meta m WHERE m.id = 1), 0);
-  log_epoch := (SELECT r.log_epoch FROM sync_partition_registry r WHERE r.partition = $1);
-  pending := coalesce(
-    (SELECT jsonb_agg(jsonb_build_object('partition', c.partition, 'name', c.name)
-                      ORDER BY c.partition, c.name)
-       FROM sync_backfill_checkpoints c
-      WHERE c.schema_version = $2 AND c.state <> 'activated'),
-    '[]'::jsonb);
-END;
+  SELECT
+    coalesce((SELECT m.schema_version FROM sync_schema_meta m WHERE m.id = 1), 0),
+    (SELECT r.log_epoch FROM sync_partition_registry r WHERE r.partition = $1),
+    coalesce((SELECT jsonb_agg(jsonb_build_object('partition', c.partition, 'name', c.name)
+                               ORDER BY c.partition, c.name)
+                FROM sync_backfill_checkpoints c
+               WHERE c.schema_version = $2 AND c.state <> 'activated'),
+             '[]'::jsonb)
+   WHERE sync_assert_key('partition', $1)
+     AND sync_assert_nonnegative('running_schema_version', $2)
 $$;

@@ -15,7 +15,7 @@ $$;
 
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION sync_assert_key(label text, value text)
-RETURNS void
+RETURNS boolean
 LANGUAGE plpgsql
 IMMUTABLE
 AS $$
@@ -28,13 +28,14 @@ BEGIN
     RAISE EXCEPTION 'invalid argument: % is % characters long; the limit is 512', label, length(value)
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
+  RETURN true;
 END;
 $$;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION sync_assert_nonnegative(label text, value bigint, min_value bigint DEFAULT 0)
-RETURNS void
+RETURNS boolean
 LANGUAGE plpgsql
 IMMUTABLE
 AS $$
@@ -43,13 +44,14 @@ BEGIN
     RAISE EXCEPTION 'invalid argument: % must be at least %, got %', label, min_value, coalesce(value::text, 'NULL')
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
+  RETURN true;
 END;
 $$;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
 CREATE OR REPLACE FUNCTION sync_assert_sources(sources text[])
-RETURNS void
+RETURNS boolean
 LANGUAGE plpgsql
 IMMUTABLE
 AS $$
@@ -63,6 +65,7 @@ BEGIN
   FOREACH source IN ARRAY sources LOOP
     PERFORM sync_assert_key('source table', source);
   END LOOP;
+  RETURN true;
 END;
 $$;
 -- +goose StatementEnd
@@ -217,6 +220,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
   horizon bigint;
+  hit bigint;
 BEGIN
   PERFORM sync_assert_key('partition', $1);
   PERFORM sync_assert_sources($2);
@@ -225,8 +229,12 @@ BEGIN
   IF cardinality($2) = 0 THEN
     RETURN 'clean';
   END IF;
-  IF EXISTS (SELECT 1 FROM sync_changes ch
-              WHERE ch.partition = $1 AND ch.commit_seq > $3 AND ch.tbl = ANY ($2)) THEN
+  SELECT ch.commit_seq INTO hit
+    FROM sync_changes ch
+   WHERE ch.partition = $1 AND ch.commit_seq > $3 AND ch.tbl = ANY ($2)
+   ORDER BY ch.commit_seq
+   LIMIT 1;
+  IF FOUND THEN
     RETURN 'changed';
   END IF;
   IF coalesce(horizon, 0) > $3 THEN
@@ -287,26 +295,22 @@ $$;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
-CREATE OR REPLACE FUNCTION sync_serve_gate(
-  partition text, running_schema_version integer,
-  OUT stored_schema_version bigint, OUT log_epoch text, OUT pending jsonb)
-LANGUAGE plpgsql
+CREATE OR REPLACE FUNCTION sync_serve_gate(partition text, running_schema_version integer)
+RETURNS TABLE (stored_schema_version bigint, log_epoch text, pending jsonb)
+LANGUAGE sql
 STABLE
+ROWS 1
 AS $$
-#variable_conflict use_column
-BEGIN
-  PERFORM sync_assert_key('partition', $1);
-  PERFORM sync_assert_nonnegative('running_schema_version', $2);
-  stored_schema_version := coalesce(
-    (SELECT m.schema_version FROM sync_schema_meta m WHERE m.id = 1), 0);
-  log_epoch := (SELECT r.log_epoch FROM sync_partition_registry r WHERE r.partition = $1);
-  pending := coalesce(
-    (SELECT jsonb_agg(jsonb_build_object('partition', c.partition, 'name', c.name)
-                      ORDER BY c.partition, c.name)
-       FROM sync_backfill_checkpoints c
-      WHERE c.schema_version = $2 AND c.state <> 'activated'),
-    '[]'::jsonb);
-END;
+  SELECT
+    coalesce((SELECT m.schema_version FROM sync_schema_meta m WHERE m.id = 1), 0),
+    (SELECT r.log_epoch FROM sync_partition_registry r WHERE r.partition = $1),
+    coalesce((SELECT jsonb_agg(jsonb_build_object('partition', c.partition, 'name', c.name)
+                               ORDER BY c.partition, c.name)
+                FROM sync_backfill_checkpoints c
+               WHERE c.schema_version = $2 AND c.state <> 'activated'),
+             '[]'::jsonb)
+   WHERE sync_assert_key('partition', $1)
+     AND sync_assert_nonnegative('running_schema_version', $2)
 $$;
 -- +goose StatementEnd
 

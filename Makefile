@@ -46,7 +46,7 @@ lint:
 
 ## bench: benchmarks against one real server, with benchstat's summary
 bench: deps $(BIN)/benchstat
-	go test -run '^$$' -bench . -benchmem -count 5 -timeout 60m ./... | tee bench.out
+	go test -run '^$$' -bench . -benchmem -count 6 -timeout 60m ./... | tee bench.out
 	$(BIN)/benchstat bench.out
 
 ## db: start a throwaway local Postgres, print its URL, stop it on Ctrl-C

@@ -27,70 +27,57 @@ func BenchmarkServeGate(b *testing.B) {
 		mustExec(b, pool, `SELECT sync_declare_checkpoint($1, 'next', $2)`, partition, 3+i%3)
 	}
 	store := gosync.New(pool)
-	gateAt := func(running int64) func(b *testing.B) {
-		return func(b *testing.B) {
-			for b.Loop() {
-				if _, err := store.ReadServeGate(ctx, "p1", running); err != nil {
-					b.Fatal(err)
-				}
-			}
+	gateAt := func(running int64) func() error {
+		return func() error {
+			_, err := store.ReadServeGate(ctx, "p1", running)
+			return err
 		}
 	}
-
-	base := benchVariant(b, "select_1", 0, "", func(b *testing.B) {
-		var one int
-		for b.Loop() {
-			if err := pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	steady := benchVariant(b, "sync_serve_gate/steady", base, "select_1", gateAt(2))
-	pending := benchVariant(b, "sync_serve_gate/7_pending", base, "select_1", gateAt(3))
-	three := benchVariant(b, "three_queries/steady", base, "select_1", func(b *testing.B) {
-		for b.Loop() {
+	var one int
+	m := benchInterleaved(b,
+		variant{"select_1", func() error { return pool.QueryRow(ctx, "SELECT 1").Scan(&one) }},
+		variant{"gate_steady", gateAt(2)},
+		variant{"gate_7_pending", gateAt(3)},
+		variant{"three_queries", func() error {
 			var version int64
 			var epoch string
 			if err := pool.QueryRow(ctx, "SELECT schema_version FROM sync_schema_meta WHERE id = 1").Scan(&version); err != nil {
-				b.Fatal(err)
+				return err
 			}
 			if err := pool.QueryRow(ctx, "SELECT log_epoch FROM sync_partition_registry WHERE partition = $1", "p1").Scan(&epoch); err != nil {
-				b.Fatal(err)
+				return err
 			}
 			rows, _ := pool.Query(ctx, "SELECT partition, name FROM sync_backfill_checkpoints WHERE schema_version = $1 AND state <> 'activated'", 2)
-			if _, err := pgx.CollectRows(rows, pgx.RowToStructByPos[gosync.CheckpointRef]); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	ratioLine("serve gate (steady): sync_serve_gate / SELECT 1", steady/base, "<= 1.3")
-	ratioLine("serve gate (7 pending): sync_serve_gate / SELECT 1", pending/base, "<= 1.3")
-	ratioLine("serve gate (steady): three queries / sync_serve_gate", three/steady, ">= 2")
+			_, err := pgx.CollectRows(rows, pgx.RowToStructByPos[gosync.CheckpointRef])
+			return err
+		}},
+	)
+	ratioLine(b, "serve gate (steady): sync_serve_gate / SELECT 1", m[1]/m[0], "<= 1.3")
+	ratioLine(b, "serve gate (7 pending): sync_serve_gate / SELECT 1", m[2]/m[0], "<= 1.3")
+	ratioLine(b, "serve gate (steady): three queries / sync_serve_gate", m[3]/m[1], ">= 2")
 }
 
 // BenchmarkCommitInsert: single-row commit appends with a fence row in force
-// against the same appends with the fence trigger disabled.
+// against the same appends, in another database, with the fence trigger
+// disabled.
 func BenchmarkCommitInsert(b *testing.B) {
 	ctx := context.Background()
-	setup := func(b *testing.B, disableTrigger bool) func(b *testing.B) {
+	appender := func(disableTrigger bool) func() error {
 		_, pool := benchPool(b)
 		mustExec(b, pool, `INSERT INTO sync_writer_fence VALUES ('p', 2)`)
 		if disableTrigger {
 			mustExec(b, pool, `ALTER TABLE sync_commits DISABLE TRIGGER sync_commits_writer_fence`)
 		}
-		return func(b *testing.B) {
-			for b.Loop() {
-				if _, err := appendCommit(ctx, pool, "p", v(2)); err != nil {
-					b.Fatal(err)
-				}
-			}
+		return func() error {
+			_, err := appendCommit(ctx, pool, "p", v(2))
+			return err
 		}
 	}
-	withoutFence := setup(b, true)
-	withFence := setup(b, false)
-	base := benchVariant(b, "trigger_disabled", 0, "", withoutFence)
-	fenced := benchVariant(b, "fence_row_present", base, "trigger_disabled", withFence)
-	ratioLine("commit insert throughput: fenced / trigger disabled", base/fenced, ">= 0.95")
+	m := benchInterleaved(b,
+		variant{"trigger_disabled", appender(true)},
+		variant{"fence_row_present", appender(false)},
+	)
+	ratioLine(b, "commit insert throughput: fenced / trigger disabled", m[0]/m[1], ">= 0.95")
 }
 
 // BenchmarkCoverageCheck: the activation coverage check on a log of 10^4
@@ -98,21 +85,21 @@ func BenchmarkCommitInsert(b *testing.B) {
 // above the watermark, not the log size.
 func BenchmarkCoverageCheck(b *testing.B) {
 	ctx := context.Background()
-	check := func(b *testing.B, n int) func(b *testing.B) {
+	check := func(n int) func() error {
 		_, pool := benchPool(b)
 		fillChanges(b, pool, n)
 		store := gosync.New(pool)
-		return func(b *testing.B) {
-			for b.Loop() {
-				c, err := store.SourceChangesAbove(ctx, "p", []string{"todos"}, int64(n))
-				if err != nil || c != gosync.CoverageClean {
-					b.Fatalf("coverage = %q, %v", c, err)
-				}
+		return func() error {
+			c, err := store.SourceChangesAbove(ctx, "p", []string{"todos"}, int64(n))
+			if err == nil && c != gosync.CoverageClean {
+				err = fmt.Errorf("coverage = %q", c)
 			}
+			return err
 		}
 	}
-	small, large := check(b, 10_000), check(b, 1_000_000)
-	base := benchVariant(b, "changes_1e4", 0, "", small)
-	big := benchVariant(b, "changes_1e6", base, "changes_1e4", large)
-	ratioLine("coverage check: 10^6 / 10^4 changes", big/base, "<= 2")
+	m := benchInterleaved(b,
+		variant{"changes_1e4", check(10_000)},
+		variant{"changes_1e6", check(1_000_000)},
+	)
+	ratioLine(b, "coverage check: 10^6 / 10^4 changes", m[1]/m[0], "<= 2")
 }

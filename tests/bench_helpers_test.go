@@ -2,33 +2,56 @@ package tests
 
 import (
 	"context"
-	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
-// benchVariant runs fn as a sub-benchmark and returns its ns/op. When base
-// is non-zero it also reports the ratio to that baseline as a metric
-// (benchstat reads it like ns/op), so every comparison is measured in the
-// same run against the same server.
-func benchVariant(b *testing.B, name string, base float64, baseName string, fn func(b *testing.B)) float64 {
-	var nsPerOp float64
-	b.Run(name, func(b *testing.B) {
-		fn(b)
-		nsPerOp = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-		if base > 0 {
-			b.ReportMetric(nsPerOp/base, "x_"+baseName)
-		}
-	})
-	return nsPerOp
+// variant is one side of a comparison: op runs one operation.
+type variant struct {
+	name string
+	op   func() error
 }
 
-// ratioLine prints the comparison a benchmark exists for, with its goal.
-func ratioLine(name string, ratio float64, goal string) {
-	fmt.Printf("ratio: %-52s %6.3f  (goal %s)\n", name, ratio, goal)
+// benchInterleaved runs every variant once per iteration, rotating which
+// goes first, and reports each variant's mean as "<name>-ns/op" and its
+// ratio to the first (the baseline) as "<name>/<baseline>". Interleaving
+// keeps the comparison fair on a shared, noisy machine: drift hits every
+// variant alike, and the baseline is measured in the same run.
+func benchInterleaved(b *testing.B, variants ...variant) []float64 {
+	b.Helper()
+	total := make([]time.Duration, len(variants))
+	n := 0
+	for b.Loop() {
+		for k := range variants {
+			i := (n + k) % len(variants)
+			start := time.Now()
+			if err := variants[i].op(); err != nil {
+				b.Fatalf("%s: %v", variants[i].name, err)
+			}
+			total[i] += time.Since(start)
+		}
+		n++
+	}
+	means := make([]float64, len(variants))
+	for i, v := range variants {
+		means[i] = float64(total[i].Nanoseconds()) / float64(n)
+		b.ReportMetric(means[i], v.name+"-ns/op")
+		if i > 0 {
+			b.ReportMetric(means[i]/means[0], v.name+"/"+variants[0].name)
+		}
+	}
+	return means
+}
+
+// ratioLine logs the comparison a benchmark exists for, with its goal.
+// Benchmark logs are always printed, after the result line, so they never
+// split a line benchstat reads.
+func ratioLine(b *testing.B, name string, ratio float64, goal string) {
+	b.Logf("ratio: %-52s %6.3f  (goal %s)", name, ratio, goal)
 }
 
 // benchPool is a single-connection pool on a fresh database, so every

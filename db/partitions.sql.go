@@ -7,6 +7,8 @@ package db
 
 import (
 	"context"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const ensurePartition = `-- name: EnsurePartition :exec
@@ -51,5 +53,65 @@ func (q *Queries) LockPartitionForWrite(ctx context.Context, db DBTX, partition 
 	row := db.QueryRow(ctx, lockPartitionForWrite, partition)
 	var i SyncPartition
 	err := row.Scan(&i.Partition, &i.MaxCommitSeq, &i.HorizonSeq)
+	return i, err
+}
+
+const pruneLog = `-- name: PruneLog :one
+SELECT sync_prune_log($1, $2)::bigint AS horizon_seq
+`
+
+type PruneLogParams struct {
+	Partition  string `json:"partition"`
+	ThroughSeq int64  `json:"through_seq"`
+}
+
+func (q *Queries) PruneLog(ctx context.Context, db DBTX, arg PruneLogParams) (int64, error) {
+	row := db.QueryRow(ctx, pruneLog, arg.Partition, arg.ThroughSeq)
+	var horizon_seq int64
+	err := row.Scan(&horizon_seq)
+	return horizon_seq, err
+}
+
+const rotateLogEpoch = `-- name: RotateLogEpoch :one
+SELECT partition, log_epoch, epoch_required, last_authenticated_at_ms FROM sync_rotate_log_epoch($1, $2::text, $3::bigint)
+`
+
+type RotateLogEpochParams struct {
+	Partition string      `json:"partition"`
+	LogEpoch  pgtype.Text `json:"log_epoch"`
+	NowMs     pgtype.Int8 `json:"now_ms"`
+}
+
+func (q *Queries) RotateLogEpoch(ctx context.Context, db DBTX, arg RotateLogEpochParams) (SyncPartitionRegistry, error) {
+	row := db.QueryRow(ctx, rotateLogEpoch, arg.Partition, arg.LogEpoch, arg.NowMs)
+	var i SyncPartitionRegistry
+	err := row.Scan(
+		&i.Partition,
+		&i.LogEpoch,
+		&i.EpochRequired,
+		&i.LastAuthenticatedAtMs,
+	)
+	return i, err
+}
+
+const touchPartition = `-- name: TouchPartition :one
+SELECT partition, log_epoch, epoch_required, last_authenticated_at_ms FROM sync_touch_partition($1, $2::text, $3::bigint)
+`
+
+type TouchPartitionParams struct {
+	Partition string      `json:"partition"`
+	LogEpoch  pgtype.Text `json:"log_epoch"`
+	NowMs     pgtype.Int8 `json:"now_ms"`
+}
+
+func (q *Queries) TouchPartition(ctx context.Context, db DBTX, arg TouchPartitionParams) (SyncPartitionRegistry, error) {
+	row := db.QueryRow(ctx, touchPartition, arg.Partition, arg.LogEpoch, arg.NowMs)
+	var i SyncPartitionRegistry
+	err := row.Scan(
+		&i.Partition,
+		&i.LogEpoch,
+		&i.EpochRequired,
+		&i.LastAuthenticatedAtMs,
+	)
 	return i, err
 }

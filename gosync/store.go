@@ -1,6 +1,7 @@
 package gosync
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -15,15 +16,21 @@ import (
 // transaction (advance a watermark with the projection batch it covers, read
 // the gate on the connection that then writes).
 type Store struct {
-	conn db.DBTX
-	q    *db.Queries
+	conn  db.DBTX
+	begin beginner      // opens the transactions of Push and EnsureSchema (a savepoint under WithTx)
+	pool  *pgxpool.Pool // nil under WithTx: ReadAuthoritative needs its own snapshot
+	q     *db.Queries
+}
+
+type beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
 // New returns a Store on pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{conn: pool, q: db.New()} }
+func New(pool *pgxpool.Pool) *Store { return &Store{conn: pool, begin: pool, pool: pool, q: db.New()} }
 
 // WithTx returns a Store whose calls run inside tx.
-func (s *Store) WithTx(tx pgx.Tx) *Store { return &Store{conn: tx, q: s.q} }
+func (s *Store) WithTx(tx pgx.Tx) *Store { return &Store{conn: tx, begin: tx, q: s.q} }
 
 // int32Arg narrows a Go version number to the SQL integer column it lands in.
 func int32Arg(label string, v int64) (int32, error) {

@@ -12,3 +12,12 @@ SELECT * FROM sync_partitions WHERE partition = @partition FOR UPDATE;
 
 -- name: LockPartitionForWrite :one
 SELECT * FROM sync_lock_partition(@partition);
+
+-- name: TouchPartition :one
+SELECT * FROM sync_touch_partition(@partition, sqlc.narg('log_epoch')::text, sqlc.narg('now_ms')::bigint);
+
+-- name: RotateLogEpoch :one
+SELECT * FROM sync_rotate_log_epoch(@partition, sqlc.narg('log_epoch')::text, sqlc.narg('now_ms')::bigint);
+
+-- name: PruneLog :one
+SELECT sync_prune_log(@partition, @through_seq)::bigint AS horizon_seq;

@@ -1,0 +1,227 @@
+package gosync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/gosync/gosync/db"
+)
+
+var (
+	// ErrSchemaTooNew: the database was migrated by a newer server.
+	ErrSchemaTooNew = errors.New("stored schema is newer than the configured schema")
+	// ErrSchemaMismatch: same version, different layouts or physical columns.
+	ErrSchemaMismatch = errors.New("stored schema disagrees with the configured schema")
+	// ErrLockBusy: the schema change could not take the migration lock
+	// within its time budget (writers kept sync_partitions busy).
+	ErrLockBusy = errors.New("schema change: the migration lock stayed busy")
+)
+
+// CheckpointDeclaration is a backfill checkpoint the running server knows
+// about: installed by its schema bump, and accepted as pending by its gate.
+type CheckpointDeclaration struct {
+	Partition     string
+	Name          string
+	SchemaVersion int64
+}
+
+func (d CheckpointDeclaration) ref() CheckpointRef {
+	return CheckpointRef{Partition: d.Partition, Name: d.Name}
+}
+
+// SchemaChangeOptions tune EnsureSchema's schema bump.
+type SchemaChangeOptions struct {
+	// DDL runs inside the bump transaction, after the migration lock and
+	// before the marker: create or alter the application tables here.
+	DDL func(ctx context.Context, tx pgx.Tx) error
+	// LockTimeout bounds each attempt to take the migration lock (default
+	// 500ms). A waiting LOCK TABLE queues every writer behind it, so the bump
+	// gives up quickly and retries rather than stall production.
+	LockTimeout time.Duration
+	// MaxWait bounds all attempts together (default 2 minutes).
+	MaxWait time.Duration
+	// OnRetry, when set, hears about every attempt that found the lock busy.
+	OnRetry func(attempt int, err error)
+}
+
+func (o *SchemaChangeOptions) withDefaults() SchemaChangeOptions {
+	out := SchemaChangeOptions{}
+	if o != nil {
+		out = *o
+	}
+	if out.LockTimeout <= 0 {
+		out.LockTimeout = 500 * time.Millisecond
+	}
+	if out.MaxWait <= 0 {
+		out.MaxWait = 2 * time.Minute
+	}
+	return out
+}
+
+// errRaced: another server bumped the marker while this one waited.
+var errRaced = errors.New("schema marker changed during the bump")
+
+// EnsureSchema makes the database serve schema, in upstream's order:
+//
+//  1. a checkpoint at this version that is not activated and that the
+//     caller did not declare → ErrCheckpointIncomplete (an empty
+//     declaration set declares nothing);
+//  2. a stored version newer than schema.Version → ErrSchemaTooNew;
+//  3. the same version → the stored layouts and the physical columns of
+//     every table must match, else ErrSchemaMismatch naming table and column;
+//  4. an older or absent marker → one transaction that takes the migration
+//     lock first (sync_begin_schema_change), runs opts.DDL, writes the
+//     marker with the layouts and installs the declared checkpoints with
+//     their fences, so nobody sees the new marker without its fence.
+func (s *Store) EnsureSchema(ctx context.Context, schema Schema, declared []CheckpointDeclaration, opts *SchemaChangeOptions) error {
+	if err := schema.Validate(); err != nil {
+		return err
+	}
+	o := opts.withDefaults()
+	deadline := time.Now().Add(o.MaxWait)
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		if err := s.checkIncomplete(ctx, schema.Version, declared); err != nil {
+			return err
+		}
+		meta, err := s.q.GetSchemaMeta(ctx, s.conn)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return MapError(err)
+		case meta.SchemaVersion > schema.Version:
+			return fmt.Errorf("%w: stored schema version %d is newer than the configured schema (%d) — refusing to run an older server against a migrated database",
+				ErrSchemaTooNew, meta.SchemaVersion, schema.Version)
+		case meta.SchemaVersion == schema.Version:
+			return s.checkSameVersion(ctx, schema, meta.Layouts)
+		}
+		err = s.bump(ctx, schema, declared, o)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, errRaced):
+			continue // re-run the checks against the marker another server wrote
+		case !errors.Is(err, ErrLockBusy):
+			return err
+		}
+		if o.OnRetry != nil {
+			o.OnRetry(attempt, err)
+		}
+		if time.Now().Add(backoff).After(deadline) {
+			return fmt.Errorf("%w for %s (%d attempts of %s each)", ErrLockBusy, o.MaxWait, attempt, o.LockTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff + rand.N(backoff/2)):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+func (s *Store) checkIncomplete(ctx context.Context, version int64, declared []CheckpointDeclaration) error {
+	v, err := int32Arg("schema_version", version)
+	if err != nil {
+		return err
+	}
+	rows, err := s.q.IncompleteCheckpoints(ctx, s.conn, v)
+	if err != nil {
+		return MapError(err)
+	}
+	refs := make([]CheckpointRef, len(declared))
+	for i, d := range declared {
+		refs[i] = d.ref()
+	}
+	for _, r := range rows {
+		if !containsRef(refs, CheckpointRef{Partition: r.Partition, Name: r.Name}) {
+			return fmt.Errorf("%w: checkpoint %q of partition %q at schema version %d is not activated and not declared by this server",
+				ErrCheckpointIncomplete, r.Name, r.Partition, version)
+		}
+	}
+	return nil
+}
+
+// checkSameVersion: version equality is not layout equality. A marker
+// written by another build at the same version describes rows this code
+// cannot decode, and a table missing a column fails at its first write.
+func (s *Store) checkSameVersion(ctx context.Context, schema Schema, storedText string) error {
+	stored, err := parseLayouts(storedText)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
+	}
+	if where := schema.layouts().mismatch(stored); where != "" {
+		return fmt.Errorf("%w: stored schema layouts disagree with the configured schema at version %d (%s) — refusing to serve a database whose stored rows the running code cannot decode",
+			ErrSchemaMismatch, schema.Version, where)
+	}
+	for _, t := range schema.Tables {
+		have, err := s.q.PhysicalColumns(ctx, s.conn, t.Name)
+		if err != nil {
+			return MapError(err)
+		}
+		if len(have) == 0 {
+			return fmt.Errorf("%w: table %q does not exist on the search_path", ErrSchemaMismatch, t.Name)
+		}
+		physical := map[string]bool{}
+		for _, c := range have {
+			physical[c] = true
+		}
+		for _, c := range t.Columns {
+			if !physical[c.Name] {
+				return fmt.Errorf("%w: table %q column %q is missing from the database", ErrSchemaMismatch, t.Name, c.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// bump is one attempt at the schema-bump transaction.
+func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDeclaration, o SchemaChangeOptions) error {
+	err := pgx.BeginFunc(ctx, s.begin, func(tx pgx.Tx) error {
+		// Nothing is read or locked before the migration lock: the bump holds
+		// nothing a writer could wait on while the bump waits for the writer.
+		if err := s.q.SetLocalLockTimeout(ctx, tx, fmt.Sprintf("%dms", o.LockTimeout.Milliseconds())); err != nil {
+			return MapError(err)
+		}
+		if err := s.q.BeginSchemaChange(ctx, tx); err != nil {
+			return err
+		}
+		meta, err := s.q.GetSchemaMeta(ctx, tx)
+		if err == nil && meta.SchemaVersion >= schema.Version {
+			return errRaced
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return MapError(err)
+		}
+		if o.DDL != nil {
+			if err := o.DDL(ctx, tx); err != nil {
+				return fmt.Errorf("schema change DDL: %w", err)
+			}
+		}
+		if err := s.q.SetSchemaVersion(ctx, tx, db.SetSchemaVersionParams{SchemaVersion: schema.Version, Layouts: schema.layouts().json()}); err != nil {
+			return MapError(err)
+		}
+		for _, d := range declared {
+			v, err := int32Arg("schema_version", d.SchemaVersion)
+			if err != nil {
+				return err
+			}
+			if err := s.q.InstallCheckpoint(ctx, tx, db.InstallCheckpointParams{Partition: d.Partition, Name: d.Name, SchemaVersion: v}); err != nil {
+				return MapError(err)
+			}
+		}
+		return nil
+	})
+	// The lock timeout bounds every lock wait of the transaction (the
+	// migration lock, and whatever the DDL needs): any of them is a retry.
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == "55P03" { // lock_not_available
+		return fmt.Errorf("%w: %v", ErrLockBusy, err)
+	}
+	return err
+}

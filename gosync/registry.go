@@ -1,0 +1,56 @@
+package gosync
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gosync/gosync/db"
+)
+
+// Registration is a partition's registry row.
+type Registration struct {
+	Partition             string
+	LogEpoch              string
+	EpochRequired         bool
+	LastAuthenticatedAtMs int64
+}
+
+func registrationFrom(r db.SyncPartitionRegistry) Registration {
+	return Registration{Partition: r.Partition, LogEpoch: r.LogEpoch, EpochRequired: r.EpochRequired, LastAuthenticatedAtMs: r.LastAuthenticatedAtMs}
+}
+
+// TouchPartition registers a partition with its first log epoch (a fresh
+// UUID), or stamps an existing one's last authentication.
+func (s *Store) TouchPartition(ctx context.Context, partition string) (Registration, error) {
+	r, err := s.q.TouchPartition(ctx, s.conn, db.TouchPartitionParams{Partition: partition})
+	return registrationFrom(r), MapError(err)
+}
+
+// RotateLogEpoch gives a partition a new log epoch: epoch_required is set
+// and its client cursors are deleted, in one transaction.
+func (s *Store) RotateLogEpoch(ctx context.Context, partition string) (Registration, error) {
+	r, err := s.q.RotateLogEpoch(ctx, s.conn, db.RotateLogEpochParams{Partition: partition})
+	return registrationFrom(r), MapError(err)
+}
+
+// PruneLog deletes a partition's commits, changes and change scopes through
+// throughSeq and raises horizon_seq to it, in one transaction; it returns the
+// horizon.
+func (s *Store) PruneLog(ctx context.Context, partition string, throughSeq int64) (int64, error) {
+	h, err := s.q.PruneLog(ctx, s.conn, db.PruneLogParams{Partition: partition, ThroughSeq: throughSeq})
+	return h, MapError(err)
+}
+
+// CheckSegment returns ErrSegmentExpired when a segment minted at schema
+// version mintedAt predates a backfill checkpoint of the partition: the
+// client must re-pull for a fresh descriptor.
+func (s *Store) CheckSegment(ctx context.Context, partition string, mintedAt int64) error {
+	expired, err := s.q.SegmentExpired(ctx, s.conn, db.SegmentExpiredParams{Partition: partition, SegmentSchemaVersion: mintedAt})
+	if err != nil {
+		return MapError(err)
+	}
+	if expired {
+		return fmt.Errorf("%w: segment predates the partition backfill checkpoint — re-pull", ErrSegmentExpired)
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package gosync
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// ErrInvalidSchema is a configured Schema that cannot be used (readiness
+// phase schema_compile).
+var ErrInvalidSchema = errors.New("invalid schema")
+
+// Column is one application column of a synced table.
+type Column struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Nullable bool   `json:"nullable"`
+}
+
+// Table is a synced application table and its ordered columns.
+type Table struct {
+	Name    string
+	Columns []Column
+}
+
+// Schema is the application schema a server runs: its version and the
+// layouts stored with the marker (sync_schema_meta.layouts).
+type Schema struct {
+	Version int64
+	Tables  []Table
+}
+
+// columnTypes are the column types a layout may name (Postgres type names).
+var columnTypes = map[string]bool{
+	"text": true, "integer": true, "bigint": true, "smallint": true, "boolean": true,
+	"double precision": true, "real": true, "numeric": true, "jsonb": true, "json": true,
+	"bytea": true, "uuid": true, "date": true, "timestamptz": true, "timestamp": true,
+}
+
+// Validate checks the schema before it touches a database: a version of at
+// least 1, named tables and columns without duplicates, known column types.
+func (s Schema) Validate() error {
+	if s.Version < 1 || s.Version > math32 {
+		return fmt.Errorf("%w: version %d must be between 1 and %d", ErrInvalidSchema, s.Version, math32)
+	}
+	tables := map[string]bool{}
+	for _, t := range s.Tables {
+		if t.Name == "" {
+			return fmt.Errorf("%w: a table has no name", ErrInvalidSchema)
+		}
+		if tables[t.Name] {
+			return fmt.Errorf("%w: duplicate table %q", ErrInvalidSchema, t.Name)
+		}
+		tables[t.Name] = true
+		if len(t.Columns) == 0 {
+			return fmt.Errorf("%w: table %q has no columns", ErrInvalidSchema, t.Name)
+		}
+		columns := map[string]bool{}
+		for _, c := range t.Columns {
+			switch {
+			case c.Name == "":
+				return fmt.Errorf("%w: table %q has a column with no name", ErrInvalidSchema, t.Name)
+			case columns[c.Name]:
+				return fmt.Errorf("%w: table %q: duplicate column %q", ErrInvalidSchema, t.Name, c.Name)
+			case !columnTypes[c.Type]:
+				return fmt.Errorf("%w: table %q column %q: unknown type %q", ErrInvalidSchema, t.Name, c.Name, c.Type)
+			}
+			columns[c.Name] = true
+		}
+	}
+	return nil
+}
+
+const math32 = 1<<31 - 1 // the marker's versions meet integer checkpoint columns
+
+// layouts is the marker's JSON: table name → ordered columns.
+type layouts map[string][]Column
+
+func (s Schema) layouts() layouts {
+	l := layouts{}
+	for _, t := range s.Tables {
+		l[t.Name] = t.Columns
+	}
+	return l
+}
+
+func (l layouts) json() string {
+	b, _ := json.Marshal(l) // map keys sorted: a stable text for a stable schema
+	return string(b)
+}
+
+func parseLayouts(text string) (layouts, error) {
+	l := layouts{}
+	if text == "" {
+		return l, nil
+	}
+	if err := json.Unmarshal([]byte(text), &l); err != nil {
+		return nil, fmt.Errorf("stored schema layouts are not valid JSON: %w", err)
+	}
+	return l, nil
+}
+
+// mismatch compares stored layouts with configured ones column by column
+// (name, type, nullability) and returns where they first disagree, "" when
+// they agree. Tables are visited in name order, so the answer is stable.
+func (configured layouts) mismatch(stored layouts) string {
+	for _, name := range sortedKeys(configured) {
+		want, have := configured[name], stored[name]
+		for i := 0; i < max(len(want), len(have)); i++ {
+			if i < len(want) && i < len(have) && want[i] == have[i] {
+				continue
+			}
+			column := ""
+			if i < len(want) {
+				column = want[i].Name
+			} else {
+				column = have[i].Name
+			}
+			return fmt.Sprintf("table %q column %q", name, column)
+		}
+	}
+	for _, name := range sortedKeys(stored) {
+		if _, ok := configured[name]; !ok {
+			return fmt.Sprintf("table %q", name)
+		}
+	}
+	return ""
+}
+
+func sortedKeys(l layouts) []string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

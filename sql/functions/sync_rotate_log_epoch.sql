@@ -1,0 +1,25 @@
+-- Rotate a partition's log epoch: clients must re-bootstrap. In one
+-- transaction the new epoch is stored with epoch_required set and the
+-- partition's client cursors are deleted, so no client resumes a cursor of
+-- the old log. Returns the registry row.
+CREATE OR REPLACE FUNCTION sync_rotate_log_epoch(partition text, log_epoch text DEFAULT NULL, now_ms bigint DEFAULT NULL)
+RETURNS SETOF sync_partition_registry
+LANGUAGE plpgsql
+ROWS 1
+AS $$
+#variable_conflict use_column
+BEGIN
+  PERFORM sync_assert_key('partition', $1);
+  IF $2 IS NOT NULL THEN
+    PERFORM sync_assert_key('log_epoch', $2);
+  END IF;
+  DELETE FROM sync_clients c WHERE c.partition = $1;
+  RETURN QUERY
+    INSERT INTO sync_partition_registry AS r (partition, log_epoch, epoch_required, last_authenticated_at_ms)
+    VALUES ($1, coalesce($2, gen_random_uuid()::text), true, coalesce($3, sync_now_ms()))
+    ON CONFLICT (partition) DO UPDATE
+      SET log_epoch = EXCLUDED.log_epoch, epoch_required = true,
+          last_authenticated_at_ms = EXCLUDED.last_authenticated_at_ms
+    RETURNING r.*;
+END;
+$$;

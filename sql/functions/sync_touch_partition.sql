@@ -1,0 +1,21 @@
+-- Register a partition on first use with its first log epoch (a fresh UUID
+-- unless one is given) and stamp its last authentication; an existing
+-- partition keeps its epoch. Returns the registry row.
+CREATE OR REPLACE FUNCTION sync_touch_partition(partition text, log_epoch text DEFAULT NULL, now_ms bigint DEFAULT NULL)
+RETURNS SETOF sync_partition_registry
+LANGUAGE plpgsql
+ROWS 1
+AS $$
+#variable_conflict use_column
+BEGIN
+  PERFORM sync_assert_key('partition', $1);
+  IF $2 IS NOT NULL THEN
+    PERFORM sync_assert_key('log_epoch', $2);
+  END IF;
+  RETURN QUERY
+    INSERT INTO sync_partition_registry AS r (partition, log_epoch, epoch_required, last_authenticated_at_ms)
+    VALUES ($1, coalesce($2, gen_random_uuid()::text), false, coalesce($3, sync_now_ms()))
+    ON CONFLICT (partition) DO UPDATE SET last_authenticated_at_ms = EXCLUDED.last_authenticated_at_ms
+    RETURNING r.*;
+END;
+$$;

@@ -1,0 +1,26 @@
+-- name: GetSchemaMeta :one
+SELECT * FROM sync_schema_meta WHERE id = 1;
+
+-- name: SetSchemaVersion :exec
+SELECT sync_set_schema_version(@schema_version, @layouts);
+
+-- name: InstallCheckpoint :exec
+SELECT sync_install_checkpoint(@partition, @name, @schema_version, sqlc.narg('now_ms')::bigint);
+
+-- name: IncompleteCheckpoints :many
+SELECT partition, name FROM sync_backfill_checkpoints
+ WHERE schema_version = @schema_version AND state <> 'activated'
+ ORDER BY partition, name;
+
+-- PhysicalColumns resolves the table through to_regclass, which follows the
+-- session's search_path exactly as unqualified queries do (current_schema()
+-- names only the first schema and would miss a table found later on the path).
+-- name: PhysicalColumns :many
+SELECT a.attname::text AS column_name
+  FROM pg_catalog.pg_attribute a
+ WHERE a.attrelid = to_regclass(@table_name::text) AND a.attnum > 0 AND NOT a.attisdropped
+ ORDER BY a.attnum;
+
+-- SetLocalLockTimeout bounds lock waits for the rest of the transaction.
+-- name: SetLocalLockTimeout :exec
+SELECT set_config('lock_timeout', @timeout::text, true);

@@ -19,6 +19,21 @@ type SyncBackfillCheckpoint struct {
 	UpdatedAtMs   int64  `json:"updated_at_ms"`
 }
 
+type SyncBarrierStatus struct {
+	Partition     string             `json:"partition"`
+	Checkpoint    string             `json:"checkpoint"`
+	State         string             `json:"state"`
+	SchemaVersion int32              `json:"schema_version"`
+	FenceVersion  pgtype.Int4        `json:"fence_version"`
+	OwnerEpoch    int64              `json:"owner_epoch"`
+	Watermark     int64              `json:"watermark"`
+	CoverageSeq   int64              `json:"coverage_seq"`
+	Lag           int64              `json:"lag"`
+	HorizonSeq    int64              `json:"horizon_seq"`
+	ObservedRows  int64              `json:"observed_rows"`
+	UpdatedAt     pgtype.Timestamptz `json:"updated_at"`
+}
+
 type SyncBlobRef struct {
 	Partition string `json:"partition"`
 	Tbl       string `json:"tbl"`

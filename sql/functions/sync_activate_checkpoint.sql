@@ -3,7 +3,9 @@
 -- lie), run the coverage check, then CAS state to `activated` on owner_epoch.
 -- Returns `activated`, `stale` (changes above the watermark, or the CAS
 -- lost: another owner claimed, or it is already active) or `unverifiable`
--- (the log is pruned past the watermark).
+-- (the log is pruned past the watermark). An activation notifies channel
+-- sync_checkpoint_activated with {"partition": ..., "name": ...}, delivered
+-- when it commits, so servers waiting behind a closed gate need not poll.
 CREATE OR REPLACE FUNCTION sync_activate_checkpoint(
   partition text, name text, owner_epoch bigint, watermark bigint,
   sources text[], now_ms bigint DEFAULT NULL)
@@ -47,6 +49,10 @@ BEGIN
     RETURNING 1
   )
   SELECT count(*) INTO changed FROM updated;
-  RETURN CASE WHEN changed = 1 THEN 'activated' ELSE 'stale' END;
+  IF changed <> 1 THEN
+    RETURN 'stale';
+  END IF;
+  PERFORM pg_notify('sync_checkpoint_activated', jsonb_build_object('partition', $1, 'name', $2)::text);
+  RETURN 'activated';
 END;
 $$;

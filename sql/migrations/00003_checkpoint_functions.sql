@@ -289,7 +289,11 @@ BEGIN
     RETURNING 1
   )
   SELECT count(*) INTO changed FROM updated;
-  RETURN CASE WHEN changed = 1 THEN 'activated' ELSE 'stale' END;
+  IF changed <> 1 THEN
+    RETURN 'stale';
+  END IF;
+  PERFORM pg_notify('sync_checkpoint_activated', jsonb_build_object('partition', $1, 'name', $2)::text);
+  RETURN 'activated';
 END;
 $$;
 -- +goose StatementEnd

@@ -1,0 +1,257 @@
+package gosync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/gosync/gosync/db"
+)
+
+var (
+	// ErrLostOwnership: another worker claimed the checkpoint; this one
+	// stopped and wrote nothing more (its last batch was rolled back).
+	ErrLostOwnership = errors.New("backfill: lost ownership of the checkpoint to a newer claim")
+	// ErrLogPruned: the log is pruned past the watermark, so activation
+	// cannot prove coverage (`unverifiable`). Rebuild from current rows.
+	ErrLogPruned = errors.New("backfill: the log is pruned past the watermark; coverage cannot be proven")
+)
+
+// BackfillSettings are a backfill's knobs. Hand a *BackfillKnobs to the
+// worker and Store new settings into it to retune a running backfill.
+type BackfillSettings struct {
+	BatchSize int           // source changes per batch (a batch never splits a commit); default 1000
+	Pause     time.Duration // sleep between batches
+	RowsPerS  float64       // optional rate limit on source changes per second; 0 = none
+}
+
+// BackfillKnobs holds settings the worker re-reads before every batch.
+type BackfillKnobs struct {
+	v atomic.Pointer[BackfillSettings]
+}
+
+// NewBackfillKnobs returns knobs holding s.
+func NewBackfillKnobs(s BackfillSettings) *BackfillKnobs {
+	k := &BackfillKnobs{}
+	k.Store(s)
+	return k
+}
+
+// Store replaces the settings; the worker uses them from its next batch.
+func (k *BackfillKnobs) Store(s BackfillSettings) { k.v.Store(&s) }
+
+// Load returns the current settings.
+func (k *BackfillKnobs) Load() BackfillSettings {
+	s := *k.v.Load()
+	if s.BatchSize <= 0 {
+		s.BatchSize = 1000
+	}
+	return s
+}
+
+// SourceChange is one change of a source table, handed to Apply.
+type SourceChange = db.SyncChange
+
+// Progress is reported after every batch.
+type Progress struct {
+	Partition, Name string
+	Batches         int
+	RowsDone        int64 // source changes applied by this worker
+	ObservedRows    int64 // source changes applied by all owners so far (stored)
+	Watermark       int64
+	CoverageSeq     int64
+	RowsPerSecond   float64
+	ETA             time.Duration // 0 when unknown or done
+}
+
+// Backfill describes one projection to fill for one partition.
+type Backfill struct {
+	Partition     string
+	Name          string // the checkpoint
+	SchemaVersion int64
+	Sources       []string
+	// Apply writes the projection for a batch of source changes (in commit
+	// order) inside tx; the watermark advances in the same transaction, so a
+	// batch is applied exactly once or not at all.
+	Apply func(ctx context.Context, tx pgx.Tx, batch []SourceChange) error
+	// Initial, when set, fills the projection from the application's
+	// current rows when the checkpoint has no watermark yet. It runs in a
+	// REPEATABLE READ transaction whose cursor (max_commit_seq) becomes the
+	// starting watermark, so it works on a log pruned past its beginning.
+	// It returns the rows it wrote.
+	Initial  func(ctx context.Context, tx pgx.Tx) (int64, error)
+	Knobs    *BackfillKnobs // nil: defaults
+	Progress func(Progress) // optional
+}
+
+// RunBackfill claims the checkpoint and fills the projection from the log:
+// batches of source changes above the stored watermark, each applied and
+// advanced in one transaction (a lost CAS rolls the batch back and returns
+// ErrLostOwnership), then activation under the partition lock; `stale`
+// means more batches. A crash at any point leaves projection and watermark
+// consistent, and a new RunBackfill resumes from the stored watermark under
+// a new epoch. It returns the activated checkpoint.
+func (s *Store) RunBackfill(ctx context.Context, b Backfill) (Checkpoint, error) {
+	if b.Apply == nil {
+		return Checkpoint{}, fmt.Errorf("%w: backfill needs an Apply function", ErrInvalidArgument)
+	}
+	knobs := b.Knobs
+	if knobs == nil {
+		knobs = NewBackfillKnobs(BackfillSettings{})
+	}
+	cp, err := s.ClaimCheckpoint(ctx, b.Partition, b.Name, b.SchemaVersion)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	sources := b.Sources
+	if sources == nil {
+		sources = []string{}
+	}
+	epoch, watermark, observed := cp.OwnerEpoch, cp.Watermark, cp.ObservedRows
+	if watermark == 0 && b.Initial != nil {
+		if watermark, observed, err = s.initialFill(ctx, b, epoch); err != nil {
+			return Checkpoint{}, err
+		}
+	}
+	started := time.Now()
+	var done int64
+	for batches := 0; ; {
+		coverage, err := s.SourceCoverageSeq(ctx, b.Partition, sources)
+		if err != nil {
+			return Checkpoint{}, err
+		}
+		if watermark >= coverage {
+			switch r, err := s.ActivateCheckpoint(ctx, b.Partition, b.Name, epoch, watermark, sources); {
+			case err != nil:
+				return Checkpoint{}, err
+			case r == Activated:
+				return s.Checkpoint(ctx, b.Partition, b.Name)
+			case r == Unverifiable:
+				return Checkpoint{}, fmt.Errorf("%w (partition %q, checkpoint %q, watermark %d)", ErrLogPruned, b.Partition, b.Name, watermark)
+			}
+			// Stale: either new changes arrived (loop on) or the CAS lost.
+			now, err := s.Checkpoint(ctx, b.Partition, b.Name)
+			if err != nil {
+				return Checkpoint{}, err
+			}
+			if now.OwnerEpoch != epoch {
+				return Checkpoint{}, ErrLostOwnership
+			}
+			continue
+		}
+		settings := knobs.Load()
+		n, end, err := s.backfillBatch(ctx, b, sources, epoch, watermark, observed, settings.BatchSize)
+		if err != nil {
+			return Checkpoint{}, err
+		}
+		batches++
+		watermark, observed, done = end, observed+n, done+n
+		if b.Progress != nil {
+			p := Progress{Partition: b.Partition, Name: b.Name, Batches: batches, RowsDone: done,
+				ObservedRows: observed, Watermark: watermark, CoverageSeq: coverage}
+			if secs := time.Since(started).Seconds(); secs > 0 {
+				p.RowsPerSecond = float64(done) / secs
+			}
+			if p.RowsPerSecond > 0 && coverage > watermark && done > 0 {
+				// Seqs left, scaled by the rows per seq seen so far.
+				perSeq := float64(done) / float64(max(watermark-cp.Watermark, 1))
+				p.ETA = time.Duration(float64(coverage-watermark) * perSeq / p.RowsPerSecond * float64(time.Second))
+			}
+			b.Progress(p)
+		}
+		if err := throttle(ctx, settings, n); err != nil {
+			return Checkpoint{}, err
+		}
+	}
+}
+
+// backfillBatch applies the changes in (watermark, end] and advances the
+// watermark to end, in one transaction; it returns the changes applied.
+func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string, epoch, watermark, observed int64, batchSize int) (int64, int64, error) {
+	var n, end int64
+	err := pgx.BeginFunc(ctx, s.begin, func(tx pgx.Tx) error {
+		// Changes at or below the horizon are pruned: reading on from a
+		// watermark below it would silently skip history.
+		p, err := s.q.GetPartition(ctx, tx, b.Partition)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return MapError(err)
+		}
+		if p.HorizonSeq > watermark {
+			return fmt.Errorf("%w (partition %q, checkpoint %q: watermark %d, horizon %d; fill from current rows with Backfill.Initial)",
+				ErrLogPruned, b.Partition, b.Name, watermark, p.HorizonSeq)
+		}
+		end, err = s.q.BackfillBatchEnd(ctx, tx, db.BackfillBatchEndParams{
+			Partition: b.Partition, Sources: sources, Watermark: watermark, BatchSize: int32(min(batchSize, 1<<30)),
+		})
+		if err != nil {
+			return MapError(err)
+		}
+		changes, err := s.q.SourceChanges(ctx, tx, db.SourceChangesParams{
+			Partition: b.Partition, Sources: sources, AfterSeq: watermark, ThroughSeq: end,
+		})
+		if err != nil {
+			return MapError(err)
+		}
+		if err := b.Apply(ctx, tx, changes); err != nil {
+			return fmt.Errorf("backfill apply: %w", err)
+		}
+		n = int64(len(changes))
+		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, b.Partition, b.Name, epoch, end, observed+n)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrLostOwnership // rolls the batch back: nothing more is written
+		}
+		return nil
+	})
+	return n, end, err
+}
+
+// initialFill runs b.Initial in one snapshot and advances the watermark to
+// that snapshot's cursor, in the same transaction.
+func (s *Store) initialFill(ctx context.Context, b Backfill, epoch int64) (watermark, rows int64, err error) {
+	if s.pool == nil {
+		return 0, 0, fmt.Errorf("gosync: an initial fill needs a pool-backed Store (it opens its own snapshot)")
+	}
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		var err error
+		if watermark, err = s.q.CurrentCursor(ctx, tx, b.Partition); err != nil {
+			return MapError(err)
+		}
+		if rows, err = b.Initial(ctx, tx); err != nil {
+			return fmt.Errorf("backfill initial fill: %w", err)
+		}
+		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, b.Partition, b.Name, epoch, watermark, rows)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrLostOwnership
+		}
+		return nil
+	})
+	return watermark, rows, err
+}
+
+// throttle sleeps the configured pause, and long enough to keep n rows
+// under the rate limit.
+func throttle(ctx context.Context, s BackfillSettings, n int64) error {
+	wait := s.Pause
+	if s.RowsPerS > 0 {
+		wait = max(wait, time.Duration(float64(n)/s.RowsPerS*float64(time.Second)))
+	}
+	if wait <= 0 {
+		return ctx.Err()
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(wait):
+		return nil
+	}
+}

@@ -1,0 +1,115 @@
+// Package todos is the example application of the demo, the CLI's backfill
+// command and the tests: a todos table synced through the log, and the
+// todos_by_owner projection that schema v2 adds and must backfill.
+//
+// A change of table "todos" carries a JSON payload {"title": ..., "owner": ...};
+// op 1 writes the row, op 2 deletes it.
+package todos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/gosync/gosync/gosync"
+)
+
+// Source is the source table of the projection; Projection its checkpoint name.
+const (
+	Source     = "todos"
+	Projection = "todos_by_owner"
+)
+
+// Ops of a change.
+const (
+	OpUpsert int16 = 1
+	OpDelete int16 = 2
+)
+
+// ProjectionDDL creates the projection table.
+const ProjectionDDL = `CREATE TABLE IF NOT EXISTS todos_by_owner (
+  partition text NOT NULL,
+  todo_id text NOT NULL,
+  owner_id text NOT NULL,
+  title text NOT NULL,
+  PRIMARY KEY (partition, todo_id)
+)`
+
+// Payload is a todo change's payload.
+type Payload struct {
+	Title string `json:"title"`
+	Owner string `json:"owner"`
+}
+
+// Apply writes a batch of source changes (in commit order) to the
+// projection, set-based: the last change of each todo wins, applied as one
+// DELETE and one INSERT of arrays.
+func Apply(ctx context.Context, tx pgx.Tx, batch []gosync.SourceChange) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	partition := batch[0].Partition
+	last := map[string]gosync.SourceChange{}
+	for _, c := range batch {
+		last[c.RowID] = c
+	}
+	touched := make([]string, 0, len(last))
+	var ids, owners, titles []string
+	for id, c := range last {
+		touched = append(touched, id)
+		if c.Op != OpUpsert {
+			continue
+		}
+		var p Payload
+		if err := json.Unmarshal(c.Payload, &p); err != nil {
+			return fmt.Errorf("todo %s at seq %d: payload: %w", id, c.CommitSeq, err)
+		}
+		ids, owners, titles = append(ids, id), append(owners, p.Owner), append(titles, p.Title)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM todos_by_owner WHERE partition = $1 AND todo_id = ANY($2)`, partition, touched); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO todos_by_owner (partition, todo_id, owner_id, title)
+		SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[])`, partition, ids, owners, titles)
+	return err
+}
+
+// RebuildQuery computes the projection of a partition ($1) from scratch,
+// from the whole log: what an exact backfill must equal.
+const RebuildQuery = `
+SELECT partition, row_id AS todo_id, convert_from(payload, 'UTF8')::jsonb ->> 'owner' AS owner_id,
+       convert_from(payload, 'UTF8')::jsonb ->> 'title' AS title
+  FROM (SELECT DISTINCT ON (row_id) partition, row_id, op, payload
+          FROM sync_changes
+         WHERE partition = $1 AND tbl = 'todos'
+         ORDER BY row_id, commit_seq DESC, idx DESC) last
+ WHERE op = 1
+ ORDER BY todo_id`
+
+// Execer is a pool, a connection or a transaction.
+type Execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// SeedLog appends n commits of one todo change each to partition, as a
+// writer at writerVersion would: todos rotate over rows ids, owners over 7
+// users, and 1 change in 13 is a delete. Set-based, for large logs.
+func SeedLog(ctx context.Context, conn Execer, partition string, n, rows int, writerVersion int64) error {
+	_, err := conn.Exec(ctx, `
+WITH base AS (
+  INSERT INTO sync_partitions AS p (partition, max_commit_seq) VALUES ($1, $2)
+  ON CONFLICT (partition) DO UPDATE SET max_commit_seq = p.max_commit_seq + $2
+  RETURNING max_commit_seq - $2 AS start
+), commits AS (
+  INSERT INTO sync_commits
+  SELECT $1, start + g, 'seed', 'seed-' || (start + g), 'u0', 0, $4 FROM base, generate_series(1, $2::bigint) g
+)
+INSERT INTO sync_changes
+SELECT $1, start + g, 0, 'todos', 't' || (g % $3), CASE WHEN g % 13 = 0 THEN 2 ELSE 1 END, 1, '{}',
+       convert_to(json_build_object('title', 'todo ' || (start + g), 'owner', 'u' || (g % 7))::text, 'UTF8')
+  FROM base, generate_series(1, $2::bigint) g`, partition, n, rows, writerVersion)
+	return err
+}

@@ -1,0 +1,295 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/gosync/gosync/gosync"
+	"github.com/gosync/gosync/internal/pgtest"
+	"github.com/gosync/gosync/internal/todos"
+)
+
+// backfillDB is a database where v1 writers wrote n todo changes to p1,
+// then the v2 bump declared todos_by_owner for p1.
+func backfillDB(t *testing.T, n int) (*pgtest.DB, *gosync.Store) {
+	t.Helper()
+	ctx := context.Background()
+	d, s := v1DB(t)
+	if err := todos.SeedLog(ctx, d.Pool, "p1", n, 300, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Pool.Exec(ctx, todos.ProjectionDDL); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureSchema(ctx, todosSchema(2), []gosync.CheckpointDeclaration{todosByOwner}, todosDDL(2)); err != nil {
+		t.Fatal(err)
+	}
+	return d, s
+}
+
+func todosBackfill(knobs *gosync.BackfillKnobs) gosync.Backfill {
+	return gosync.Backfill{Partition: "p1", Name: todos.Projection, SchemaVersion: 2,
+		Sources: []string{todos.Source}, Apply: todos.Apply, Knobs: knobs}
+}
+
+// projectionDiff compares the projection with a from-scratch rebuild from
+// the log through seq (all of it when seq < 0); "" when equal.
+func projectionDiff(t *testing.T, d *pgtest.DB, through int64) string {
+	t.Helper()
+	ctx := context.Background()
+	var diff string
+	err := d.Pool.QueryRow(ctx, `
+		WITH want AS (
+		  SELECT partition, todo_id, owner_id, title
+		    FROM (SELECT DISTINCT ON (row_id) partition, row_id AS todo_id, op,
+		                 convert_from(payload, 'UTF8')::jsonb ->> 'owner' AS owner_id,
+		                 convert_from(payload, 'UTF8')::jsonb ->> 'title' AS title
+		            FROM sync_changes
+		           WHERE partition = 'p1' AND tbl = 'todos' AND ($1 < 0 OR commit_seq <= $1)
+		           ORDER BY row_id, commit_seq DESC, idx DESC) last
+		   WHERE op = 1),
+		have AS (SELECT partition, todo_id, owner_id, title FROM todos_by_owner WHERE partition = 'p1')
+		SELECT coalesce(string_agg(format('%s %s', side, r), '; '), '') FROM (
+		  (SELECT 'missing' AS side, w::text AS r FROM (SELECT * FROM want EXCEPT SELECT * FROM have) w)
+		  UNION ALL
+		  (SELECT 'extra', h::text FROM (SELECT * FROM have EXCEPT SELECT * FROM want) h)) d`, through).Scan(&diff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return diff
+}
+
+func TestBackfillFillsAndActivates(t *testing.T) {
+	ctx := context.Background()
+	d, s := backfillDB(t, 2000)
+	var reports []gosync.Progress
+	b := todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 300}))
+	b.Progress = func(p gosync.Progress) { reports = append(reports, p) }
+	cp, err := s.RunBackfill(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.State != gosync.StateActivated || cp.Watermark != 2000 || cp.ObservedRows != 2000 || cp.OwnerEpoch != 1 {
+		t.Fatalf("checkpoint = %+v", cp)
+	}
+	if diff := projectionDiff(t, d, -1); diff != "" {
+		t.Fatalf("projection differs from a rebuild: %s", diff)
+	}
+	if len(reports) != 7 || reports[6].RowsDone != 2000 || reports[6].Watermark != 2000 || reports[0].CoverageSeq != 2000 {
+		t.Fatalf("progress reports: %d, last %+v", len(reports), reports[len(reports)-1])
+	}
+	// The gate opens for the v2 server.
+	if _, err := s.Push(ctx, "p1", todoCommit("after", 1), serverV2); err != nil {
+		t.Fatalf("push after activation: %v", err)
+	}
+}
+
+// TestBackfillCrashResume: the worker's connection is terminated by the
+// server in the middle of a batch (after it wrote part of the projection).
+// The batch rolls back whole: projection and watermark stay consistent. A
+// new worker claims, resumes from the stored watermark and ends with the
+// projection exactly equal to a rebuild.
+func TestBackfillCrashResume(t *testing.T) {
+	ctx := context.Background()
+	d, s := backfillDB(t, 3000)
+	var batches atomic.Int32
+	b := todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 400}))
+	b.Apply = func(ctx context.Context, tx pgx.Tx, batch []gosync.SourceChange) error {
+		if err := todos.Apply(ctx, tx, batch); err != nil {
+			return err
+		}
+		if batches.Add(1) == 3 {
+			// Kill this worker's backend mid-batch, from another session.
+			if _, err := d.Pool.Exec(ctx, "SELECT pg_terminate_backend($1)", tx.Conn().PgConn().PID()); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "SELECT 1") // the dead connection fails here
+			return err
+		}
+		return nil
+	}
+	if _, err := s.RunBackfill(ctx, b); err == nil {
+		t.Fatal("backfill survived the termination of its connection")
+	}
+	cp, err := s.Checkpoint(ctx, "p1", todos.Projection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.State != gosync.StateBackfilling || cp.Watermark == 0 || cp.Watermark >= 3000 || cp.OwnerEpoch != 1 {
+		t.Fatalf("after the crash: %+v", cp)
+	}
+	if diff := projectionDiff(t, d, cp.Watermark); diff != "" {
+		t.Fatalf("projection and watermark %d disagree after the crash: %s", cp.Watermark, diff)
+	}
+
+	resumed, err := s.RunBackfill(ctx, todosBackfill(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resumed.State != gosync.StateActivated || resumed.OwnerEpoch != 2 || resumed.ObservedRows != 3000 {
+		t.Fatalf("resumed = %+v", resumed)
+	}
+	if diff := projectionDiff(t, d, -1); diff != "" {
+		t.Fatalf("projection differs from a rebuild after resuming: %s", diff)
+	}
+}
+
+// TestBackfillRacingWorkers: two workers on the same checkpoint; the second
+// claim fences out the first, which stops with ErrLostOwnership having
+// written nothing more; exactly one activates and the projection is exact.
+func TestBackfillRacingWorkers(t *testing.T) {
+	ctx := context.Background()
+	d, s := backfillDB(t, 3000)
+	knobs := gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 100, Pause: 5 * time.Millisecond})
+	results := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * 30 * time.Millisecond)
+			_, results[i] = s.RunBackfill(ctx, todosBackfill(knobs))
+		}(i)
+	}
+	wg.Wait()
+	activated, lost := 0, 0
+	for _, err := range results {
+		switch {
+		case err == nil:
+			activated++
+		case errors.Is(err, gosync.ErrLostOwnership):
+			lost++
+		default:
+			t.Fatalf("worker: %v", err)
+		}
+	}
+	if activated != 1 || lost != 1 {
+		t.Fatalf("%d activated, %d lost ownership; want 1 and 1", activated, lost)
+	}
+	if diff := projectionDiff(t, d, -1); diff != "" {
+		t.Fatalf("projection differs from a rebuild: %s", diff)
+	}
+}
+
+// TestBackfillKnobs: batch size is observed in the data (rows per batch) and
+// can change while the worker runs; the pause adds up over many batches.
+func TestBackfillKnobs(t *testing.T) {
+	ctx := context.Background()
+	_, s := backfillDB(t, 1000)
+	knobs := gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 100, Pause: 10 * time.Millisecond})
+	b := todosBackfill(knobs)
+	var sizes []int64
+	var last int64
+	b.Progress = func(p gosync.Progress) {
+		sizes = append(sizes, p.RowsDone-last)
+		last = p.RowsDone
+		if len(sizes) == 3 {
+			knobs.Store(gosync.BackfillSettings{BatchSize: 50, Pause: 10 * time.Millisecond})
+		}
+	}
+	start := time.Now()
+	if _, err := s.RunBackfill(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	for i, n := range sizes {
+		want := int64(100)
+		if i >= 3 {
+			want = 50
+		}
+		if n != want {
+			t.Fatalf("batch %d applied %d changes, want %d (sizes %v)", i, n, want, sizes)
+		}
+	}
+	if len(sizes) != 3+14 {
+		t.Fatalf("%d batches, want 17 (3 of 100, 14 of 50)", len(sizes))
+	}
+	if min := time.Duration(len(sizes)) * 10 * time.Millisecond; elapsed < min {
+		t.Fatalf("%d batches with a 10ms pause took %s, less than %s", len(sizes), elapsed, min)
+	}
+}
+
+// TestBackfillRateLimit: a rate limit of 2000 changes/s over 500 changes
+// cannot finish in less than a quarter of a second.
+func TestBackfillRateLimit(t *testing.T) {
+	_, s := backfillDB(t, 500)
+	start := time.Now()
+	if _, err := s.RunBackfill(context.Background(), todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 50, RowsPerS: 2000}))); err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed < 250*time.Millisecond {
+		t.Fatalf("500 changes at 2000/s took %s", elapsed)
+	}
+}
+
+// TestBackfillPrunedLog: a log pruned past the watermark cannot be replayed;
+// the worker stops with ErrLogPruned and writes nothing. With an initial fill
+// from the application's current rows, the fill starts at the snapshot's
+// cursor instead and activates.
+func TestBackfillPrunedLog(t *testing.T) {
+	ctx := context.Background()
+	d, s := backfillDB(t, 100)
+	// The application's current rows, as of the whole log.
+	if _, err := d.Pool.Exec(ctx, `INSERT INTO todos (id, title, owner_id)
+		SELECT todo_id, title, owner_id FROM (`+todos.RebuildQuery+`) r`, "p1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PruneLog(ctx, "p1", 50); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RunBackfill(ctx, todosBackfill(nil)); !errors.Is(err, gosync.ErrLogPruned) {
+		t.Fatalf("backfill over a pruned log: %v, want ErrLogPruned", err)
+	}
+	var rows int
+	if err := d.Pool.QueryRow(ctx, "SELECT count(*) FROM todos_by_owner").Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("refused backfill wrote %d projection rows, %v", rows, err)
+	}
+
+	b := todosBackfill(nil)
+	b.Initial = func(ctx context.Context, tx pgx.Tx) (int64, error) {
+		tag, err := tx.Exec(ctx, "INSERT INTO todos_by_owner SELECT 'p1', id, owner_id, title FROM todos")
+		return tag.RowsAffected(), err
+	}
+	cp, err := s.RunBackfill(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.State != gosync.StateActivated || cp.Watermark != 100 {
+		t.Fatalf("after the initial fill: %+v", cp)
+	}
+	var missing int
+	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT id, owner_id, title FROM todos
+		EXCEPT SELECT todo_id, owner_id, title FROM todos_by_owner) x`).Scan(&missing); err != nil || missing != 0 {
+		t.Fatalf("%d current rows missing from the projection, %v", missing, err)
+	}
+}
+
+func TestWaitActivatedWakesOnNotification(t *testing.T) {
+	ctx := context.Background()
+	d, s := backfillDB(t, 10)
+	woke := make(chan error, 1)
+	go func() {
+		// A poll interval far beyond the test's bound: only the notification can wake it in time.
+		woke <- gosync.WaitActivated(ctx, d.Pool, "p1", todos.Projection, time.Hour)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case err := <-woke:
+		t.Fatalf("woke before activation: %v", err)
+	default:
+	}
+	other := gosync.New(d.Pool)
+	if _, err := other.RunBackfill(ctx, todosBackfill(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := within(t, "WaitActivated after the activation", woke); err != nil {
+		t.Fatal(err)
+	}
+	_ = s
+}

@@ -6,7 +6,11 @@ GOOSE_TAGS := no_clickhouse no_libsql no_mssql no_mysql no_sqlite3 no_vertica no
 BIN := $(CURDIR)/bin
 TOOLS := $(BIN)/sqlc $(BIN)/goose $(BIN)/benchstat
 
-.PHONY: run test deps tools generate check-generated lint bench db
+.PHONY: demo run test deps tools generate check-generated lint bench db
+
+## demo: the whole migration barrier, step by step (a throwaway local Postgres without DATABASE_URL)
+demo: deps
+	go run ./cmd/gosync demo
 
 ## run: migrate a database (a throwaway local one without DATABASE_URL) and print its status
 run: deps

@@ -56,6 +56,20 @@ func (q *Queries) LockPartitionForWrite(ctx context.Context, db DBTX, partition 
 	return i, err
 }
 
+const partitionKnown = `-- name: PartitionKnown :one
+SELECT (EXISTS (SELECT 1 FROM sync_partitions p WHERE p.partition = $1)
+     OR EXISTS (SELECT 1 FROM sync_partition_registry r WHERE r.partition = $1)
+     OR EXISTS (SELECT 1 FROM sync_backfill_checkpoints c WHERE c.partition = $1)
+     OR EXISTS (SELECT 1 FROM sync_writer_fence f WHERE f.partition = $1))::boolean AS known
+`
+
+func (q *Queries) PartitionKnown(ctx context.Context, db DBTX, partition string) (bool, error) {
+	row := db.QueryRow(ctx, partitionKnown, partition)
+	var known bool
+	err := row.Scan(&known)
+	return known, err
+}
+
 const pruneLog = `-- name: PruneLog :one
 SELECT sync_prune_log($1, $2)::bigint AS horizon_seq
 `

@@ -54,3 +54,10 @@ func (s *Store) CheckSegment(ctx context.Context, partition string, mintedAt int
 	}
 	return nil
 }
+
+// PartitionKnown reports whether the partition has a log, a registration, a
+// checkpoint or a fence.
+func (s *Store) PartitionKnown(ctx context.Context, partition string) (bool, error) {
+	known, err := s.q.PartitionKnown(ctx, s.conn, partition)
+	return known, MapError(err)
+}

@@ -24,9 +24,6 @@ func backfillDB(t *testing.T, n int) (*pgtest.DB, *gosync.Store) {
 	if err := todos.SeedLog(ctx, d.Pool, "p1", n, 300, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Pool.Exec(ctx, todos.ProjectionDDL); err != nil {
-		t.Fatal(err)
-	}
 	if err := s.EnsureSchema(ctx, todosSchema(2), []gosync.CheckpointDeclaration{todosByOwner}, todosDDL(2)); err != nil {
 		t.Fatal(err)
 	}

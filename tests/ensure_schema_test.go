@@ -10,31 +10,14 @@ import (
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
+	"github.com/gosync/gosync/internal/todos"
 )
 
-// todosSchema is the application schema of the tests: v1 has todos(id,
-// title); v2 adds owner_id, the column the todos_by_owner projection needs.
-func todosSchema(version int64) gosync.Schema {
-	cols := []gosync.Column{{Name: "id", Type: "text"}, {Name: "title", Type: "text"}}
-	if version >= 2 {
-		cols = append(cols, gosync.Column{Name: "owner_id", Type: "text", Nullable: true})
-	}
-	return gosync.Schema{Version: version, Tables: []gosync.Table{{Name: "todos", Columns: cols}}}
-}
-
-// todosDDL brings the todos table to the given version.
-func todosDDL(version int64) *gosync.SchemaChangeOptions {
-	return &gosync.SchemaChangeOptions{DDL: func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS todos (id text PRIMARY KEY, title text NOT NULL)"); err != nil {
-			return err
-		}
-		if version >= 2 {
-			_, err := tx.Exec(ctx, "ALTER TABLE todos ADD COLUMN IF NOT EXISTS owner_id text")
-			return err
-		}
-		return nil
-	}}
-}
+// The example application (internal/todos) is the tests' application too.
+var (
+	todosSchema = todos.Schema
+	todosDDL    = todos.SchemaChange
+)
 
 var todosByOwner = gosync.CheckpointDeclaration{Partition: "p1", Name: "todos_by_owner", SchemaVersion: 2}
 

@@ -1,8 +1,10 @@
-// Command gosync operates a gosync database: migrations, barrier status and
-// a throwaway local Postgres for trying it out.
+// Command gosync operates a gosync database: migrations, the barrier's
+// status, checkpoints, the serve gate, an example backfill, and a demo of
+// the whole migration barrier.
 //
-// With no --db flag and no DATABASE_URL, commands run against a throwaway
-// local Postgres that is removed when the command exits (Ctrl-C included).
+// With no --db flag and no DATABASE_URL, every command runs against a
+// throwaway local Postgres that is removed when the command exits (Ctrl-C
+// included).
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,94 +23,166 @@ import (
 	"github.com/gosync/gosync/internal/pglocal"
 )
 
-const usage = `gosync — the migration barrier for a shared sync log in Postgres.
+const usage = `gosync — the migration barrier for a sync log shared by several server versions.
 
 Usage:
-  gosync [--db URL] up                       migrate up, then print the status
-  gosync [--db URL] migrate up|down|status|version
-  gosync [--db URL] status                   print migration and barrier status
-  gosync db                                  start a throwaway Postgres, print its URL, wait for Ctrl-C
+  gosync [--db URL] <command> [flags]
+
+Commands:
+  demo                                   the whole story on a throwaway Postgres, step by step
+  up                                     migrate up, then print the status
+  migrate up|down|status|version         goose migrations (embedded)
+  status [--partition P] [--json]        the barrier: fences, checkpoints, watermarks, lag
+  checkpoint declare|claim --partition P --name N --version V
+  checkpoint activate --partition P --name N --epoch E --watermark W [--sources a,b]
+  checkpoint list [--partition P] [--json]
+  gate --partition P --running N [--declared p/n,...] [--epoch E] [--json]
+  backfill [--partition P] [--batch N] [--pause D] [--rate R]
+                                         fill the example todos_by_owner projection
+  db                                     start a throwaway Postgres, print its URL, wait for Ctrl-C
 
 The database is --db, else $DATABASE_URL, else a throwaway local Postgres
-removed on exit.
+removed on exit. Exit status: 0 ok, 1 failure, 2 bad usage, 3 gate closed.
 `
+
+// usageError is bad input on the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "gosync:", err)
-		os.Exit(1)
-	}
+	os.Exit(exitCode(err, os.Stderr))
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+// exitCode prints err as one line and maps it to the exit status.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if errors.Is(err, errGateClosed) {
+		return 3 // the gate printed why
+	}
+	fmt.Fprintln(stderr, "gosync: "+oneLine(err.Error()))
+	var u usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
+}
+
+// oneLine folds a multi-line error (pgx lists every address it tried) into
+// one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// env is what a command runs with.
+type env struct {
+	ctx    context.Context
+	dbURL  string
+	stdout io.Writer
+	stderr io.Writer
+}
+
+type command func(e env, args []string) error
+
+var commands = map[string]command{
+	"up":         runUp,
+	"migrate":    runMigrate,
+	"status":     runStatus,
+	"checkpoint": runCheckpoint,
+	"gate":       runGate,
+	"backfill":   runBackfill,
+	"demo":       runDemo,
+	"db":         runDB,
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gosync", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), usage) }
-	dbURL := fs.String("db", os.Getenv("DATABASE_URL"), "Postgres URL")
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stdout, usage) }
+	dbURL := fs.String("db", os.Getenv("DATABASE_URL"), "Postgres URL (default $DATABASE_URL, else a throwaway local Postgres)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return errors.New("missing command")
+		return usagef("missing command")
 	}
-	cmd, rest := fs.Arg(0), fs.Args()[1:]
-	if cmd == "db" {
-		return runDB(ctx, out)
+	cmd, ok := commands[fs.Arg(0)]
+	if !ok {
+		return usagef("unknown command %q (see gosync --help)", fs.Arg(0))
 	}
-	return withPool(ctx, *dbURL, out, func(pool *pgxpool.Pool) error {
-		switch cmd {
-		case "up":
-			if err := runMigrate(ctx, pool, []string{"up"}, out); err != nil {
-				return err
-			}
-			return runStatus(ctx, pool, out)
-		case "migrate":
-			return runMigrate(ctx, pool, rest, out)
-		case "status":
-			return runStatus(ctx, pool, out)
-		default:
-			return fmt.Errorf("unknown command %q (see gosync --help)", cmd)
-		}
-	})
+	return cmd(env{ctx: ctx, dbURL: *dbURL, stdout: stdout, stderr: stderr}, fs.Args()[1:])
 }
 
-// withPool connects to url, or to a throwaway local Postgres when url is
-// empty, and removes that server when fn returns.
-func withPool(ctx context.Context, url string, out io.Writer, fn func(*pgxpool.Pool) error) error {
+// flags returns a flag set for a subcommand whose errors are usage errors.
+func flags(name string, e env) *flag.FlagSet {
+	fs := flag.NewFlagSet("gosync "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+// withPool connects to the database, or to a throwaway local Postgres when
+// no URL is configured, and removes that server when fn returns.
+func (e env) withPool(fn func(*pgxpool.Pool) error) error {
+	url := e.dbURL
 	if url == "" {
-		srv, err := pglocal.Start(ctx)
+		srv, err := pglocal.Start(e.ctx)
 		if err != nil {
 			return err
 		}
 		defer srv.Stop()
-		fmt.Fprintln(out, "using a throwaway Postgres (removed on exit):", srv.URL)
+		fmt.Fprintln(e.stderr, "gosync: using a throwaway Postgres (removed on exit):", srv.URL)
 		url = srv.URL
 	}
-	pool, err := pgxpool.New(ctx, url)
+	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return fmt.Errorf("database URL: %w", err)
+		return fmt.Errorf("bad database URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(e.ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
 	}
 	defer pool.Close()
-	if err := pool.Ping(ctx); err != nil {
+	if err := pool.Ping(e.ctx); err != nil {
 		return fmt.Errorf("cannot reach the database: %w", err)
 	}
 	return fn(pool)
 }
 
 // runDB serves a throwaway Postgres until interrupted: `make db`.
-func runDB(ctx context.Context, out io.Writer) error {
-	srv, err := pglocal.Start(ctx)
+func runDB(e env, args []string) error {
+	if err := parse(flags("db", e), args); err != nil {
+		return err
+	}
+	srv, err := pglocal.Start(e.ctx)
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
-	fmt.Fprintf(out, "DATABASE_URL=%s\n(Ctrl-C stops the server and removes its data)\n", srv.URL)
-	<-ctx.Done()
+	fmt.Fprintf(e.stdout, "DATABASE_URL=%s\n(Ctrl-C stops the server and removes its data)\n", srv.URL)
+	<-e.ctx.Done()
 	return nil
 }

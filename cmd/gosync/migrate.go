@@ -1,62 +1,103 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gosync/gosync/gosync"
 )
 
-func runMigrate(ctx context.Context, pool *pgxpool.Pool, args []string, out io.Writer) error {
-	if len(args) != 1 {
-		return fmt.Errorf("usage: gosync migrate up|down|status|version")
+func runUp(e env, args []string) error {
+	if err := parse(flags("up", e), args); err != nil {
+		return err
 	}
+	return e.withPool(func(pool *pgxpool.Pool) error {
+		if err := migrate(e, pool, "up", false); err != nil {
+			return err
+		}
+		return printStatus(e, pool, "", false)
+	})
+}
+
+func runMigrate(e env, args []string) error {
+	if len(args) == 0 {
+		return usagef("usage: gosync migrate up|down|status|version [--json]")
+	}
+	fs := flags("migrate "+args[0], e)
+	asJSON := fs.Bool("json", false, "print JSON (status, version)")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	switch args[0] {
+	case "up", "down", "status", "version":
+	default:
+		return usagef("unknown migrate command %q (up|down|status|version)", args[0])
+	}
+	return e.withPool(func(pool *pgxpool.Pool) error { return migrate(e, pool, args[0], *asJSON) })
+}
+
+func migrate(e env, pool *pgxpool.Pool, what string, asJSON bool) error {
 	p, err := gosync.NewMigrator(pool)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	switch args[0] {
+	switch what {
 	case "up":
-		results, err := p.Up(ctx)
+		results, err := p.Up(e.ctx)
 		if err != nil {
 			return err
 		}
 		for _, r := range results {
-			fmt.Fprintf(out, "applied %s (%s)\n", r.Source.Path, r.Duration.Round(1e6))
+			fmt.Fprintf(e.stdout, "applied %s (%s)\n", r.Source.Path, r.Duration.Round(1e6))
 		}
 		if len(results) == 0 {
-			fmt.Fprintln(out, "no pending migrations")
+			fmt.Fprintln(e.stdout, "no pending migrations")
 		}
 	case "down":
-		r, err := p.Down(ctx)
+		r, err := p.Down(e.ctx)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "rolled back %s\n", r.Source.Path)
+		fmt.Fprintf(e.stdout, "rolled back %s\n", r.Source.Path)
 	case "status":
-		statuses, err := p.Status(ctx)
+		statuses, err := p.Status(e.ctx)
 		if err != nil {
 			return err
 		}
-		for _, s := range statuses {
-			at := "pending"
-			if !s.AppliedAt.IsZero() {
-				at = s.AppliedAt.Format("2006-01-02 15:04:05")
+		type row struct {
+			Version int64  `json:"version"`
+			File    string `json:"file"`
+			Applied bool   `json:"applied"`
+			At      string `json:"applied_at,omitempty"`
+		}
+		rows := make([]row, len(statuses))
+		for i, s := range statuses {
+			rows[i] = row{Version: s.Source.Version, File: s.Source.Path, Applied: !s.AppliedAt.IsZero()}
+			if rows[i].Applied {
+				rows[i].At = s.AppliedAt.UTC().Format("2006-01-02T15:04:05Z")
 			}
-			fmt.Fprintf(out, "%-20s %s\n", at, s.Source.Path)
+		}
+		if asJSON {
+			return writeJSON(e.stdout, rows)
+		}
+		for _, r := range rows {
+			at := "pending"
+			if r.Applied {
+				at = r.At
+			}
+			fmt.Fprintf(e.stdout, "%-22s %s\n", at, r.File)
 		}
 	case "version":
-		v, err := p.GetDBVersion(ctx)
+		current, target, err := p.GetVersions(e.ctx)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(out, v)
-	default:
-		return fmt.Errorf("unknown migrate command %q (up|down|status|version)", args[0])
+		if asJSON {
+			return writeJSON(e.stdout, map[string]int64{"version": current, "latest": target})
+		}
+		fmt.Fprintln(e.stdout, current)
 	}
 	return nil
 }

@@ -39,6 +39,19 @@ func startLocal(ctx context.Context, bindir string) (*Server, error) {
 		cleanup()
 		return nil, fmt.Errorf("pglocal: initdb: %v\n%s", err, out)
 	}
+	// Trust for the superuser the harness uses, passwords for every other
+	// role, so tests can exercise real authentication failures.
+	hba := "local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n"
+	if err := os.WriteFile(filepath.Join(data, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
+		cleanup()
+		return nil, err
+	}
+	if cred != nil {
+		if err := os.Chown(filepath.Join(data, "pg_hba.conf"), int(cred.Uid), int(cred.Gid)); err != nil {
+			cleanup()
+			return nil, err
+		}
+	}
 	port, err := freePort()
 	if err != nil {
 		cleanup()

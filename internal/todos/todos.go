@@ -113,3 +113,32 @@ SELECT $1, start + g, 0, 'todos', 't' || (g % $3), CASE WHEN g % 13 = 0 THEN 2 E
   FROM base, generate_series(1, $2::bigint) g`, partition, n, rows, writerVersion)
 	return err
 }
+
+// Schema is the example application's schema: v1 has todos(id, title); v2
+// adds owner_id, the column the todos_by_owner projection reads.
+func Schema(version int64) gosync.Schema {
+	cols := []gosync.Column{{Name: "id", Type: "text"}, {Name: "title", Type: "text"}}
+	if version >= 2 {
+		cols = append(cols, gosync.Column{Name: "owner_id", Type: "text", Nullable: true})
+	}
+	return gosync.Schema{Version: version, Tables: []gosync.Table{{Name: "todos", Columns: cols}}}
+}
+
+// SchemaChange brings the application tables to version inside the bump
+// transaction: the todos table, and at v2 its owner column and the
+// projection table.
+func SchemaChange(version int64) *gosync.SchemaChangeOptions {
+	return &gosync.SchemaChangeOptions{DDL: func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS todos (id text PRIMARY KEY, title text NOT NULL)"); err != nil {
+			return err
+		}
+		if version < 2 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, "ALTER TABLE todos ADD COLUMN IF NOT EXISTS owner_id text"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, ProjectionDDL)
+		return err
+	}}
+}

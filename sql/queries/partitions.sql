@@ -21,3 +21,9 @@ SELECT * FROM sync_rotate_log_epoch(@partition, sqlc.narg('log_epoch')::text, sq
 
 -- name: PruneLog :one
 SELECT sync_prune_log(@partition, @through_seq)::bigint AS horizon_seq;
+
+-- name: PartitionKnown :one
+SELECT (EXISTS (SELECT 1 FROM sync_partitions p WHERE p.partition = @partition)
+     OR EXISTS (SELECT 1 FROM sync_partition_registry r WHERE r.partition = @partition)
+     OR EXISTS (SELECT 1 FROM sync_backfill_checkpoints c WHERE c.partition = @partition)
+     OR EXISTS (SELECT 1 FROM sync_writer_fence f WHERE f.partition = @partition))::boolean AS known;

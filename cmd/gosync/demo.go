@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gosync/gosync/db"
+	"github.com/gosync/gosync/gosync"
+	"github.com/gosync/gosync/internal/todos"
+)
+
+// runDemo tells the migration barrier's story on a throwaway Postgres (or
+// --db): a v1 fleet writes, a v2 server bumps the schema and declares a
+// projection, the old writer is fenced out by the database, the gate holds
+// v2 traffic back until the backfill activates the projection, then v2
+// serves.
+func runDemo(e env, args []string) error {
+	fs := flags("demo", e)
+	commits := fs.Int("commits", 20000, "commits the v1 fleet writes before the bump")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *commits < 1 {
+		return usagef("demo: --commits must be >= 1")
+	}
+	return e.withPool(func(pool *pgxpool.Pool) error { return demo(e, pool, *commits) })
+}
+
+func demo(e env, pool *pgxpool.Pool, commits int) error {
+	ctx := e.ctx
+	s := gosync.New(pool)
+	started := time.Now()
+	n := 0
+	step := func(title string, fn func() (string, error)) error {
+		n++
+		t := time.Now()
+		fmt.Fprintf(e.stdout, "\n%d. %s\n", n, title)
+		result, err := fn()
+		if err != nil {
+			return fmt.Errorf("demo step %d (%s): %w", n, title, err)
+		}
+		fmt.Fprintf(e.stdout, "   %s  [%s]\n", result, time.Since(t).Round(time.Millisecond))
+		return nil
+	}
+	v2 := gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointRef{{Partition: "p1", Name: todos.Projection}}}
+
+	if err := step("Migrate the sync log (goose, embedded migrations)", func() (string, error) {
+		v, err := gosync.Migrate(ctx, pool)
+		return fmt.Sprintf("database at migration %d", v), err
+	}); err != nil {
+		return err
+	}
+	if err := step("A v1 server starts: schema v1 (todos: id, title)", func() (string, error) {
+		err := s.EnsureReady(ctx, gosync.ReadyConfig{Schema: todos.Schema(1), Options: todos.SchemaChange(1)})
+		return "schema marker at v1", err
+	}); err != nil {
+		return err
+	}
+	if err := step(fmt.Sprintf("The v1 fleet writes %d commits to partition p1", commits), func() (string, error) {
+		err := todos.SeedLog(ctx, pool, "p1", commits, max(commits/5, 1), 1)
+		return fmt.Sprintf("p1 holds %d commits written at writer_version 1", commits), err
+	}); err != nil {
+		return err
+	}
+
+	// An old v1 binary that knows nothing of the gate keeps appending.
+	oldWriterCtx, stopOldWriter := context.WithCancel(ctx)
+	defer stopOldWriter()
+	fenced := make(chan error, 1)
+	var oldWrites atomic.Int64
+	go func() {
+		for i := 0; ; i++ {
+			_, err := db.New().AppendCommit(oldWriterCtx, pool, db.AppendCommitParams{
+				Partition: "p1", ClientID: "old-binary", ClientCommitID: fmt.Sprintf("old-%d", i),
+				ActorID: "u1", CreatedAtMs: time.Now().UnixMilli(), WriterVersion: pgtype.Int8{Int64: 1, Valid: true},
+			})
+			if err != nil {
+				fenced <- err
+				return
+			}
+			oldWrites.Add(1)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+
+	if err := step("An old v1 binary keeps appending commits to p1 (raw INSERTs, no gate)", func() (string, error) {
+		for oldWrites.Load() < 5 {
+			select {
+			case err := <-fenced:
+				return "", err
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		return fmt.Sprintf("%d commits so far, writer_version 1", oldWrites.Load()), nil
+	}); err != nil {
+		return err
+	}
+	if err := step("A v2 server starts: the schema bump to v2 declares the todos_by_owner backfill for p1", func() (string, error) {
+		err := s.EnsureReady(ctx, gosync.ReadyConfig{Schema: todos.Schema(2), Options: todos.SchemaChange(2),
+			Declarations: []gosync.CheckpointDeclaration{{Partition: "p1", Name: todos.Projection, SchemaVersion: 2}}})
+		return "one transaction: migration lock, ALTER TABLE todos, marker v2, checkpoint + writer fence >= 2", err
+	}); err != nil {
+		return err
+	}
+	if err := step("The v1 writer is fenced out by the database trigger", func() (string, error) {
+		select {
+		case err := <-fenced:
+			var pg *pgconn.PgError
+			if !errors.As(err, &pg) {
+				return "", err
+			}
+			return fmt.Sprintf("after %d writes: ERROR %s (DETAIL: %s)", oldWrites.Load(), pg.Message, pg.Detail), nil
+		case <-time.After(30 * time.Second):
+			return "", errors.New("the old writer was not fenced")
+		}
+	}); err != nil {
+		return err
+	}
+
+	activated := make(chan error, 1)
+	if err := step("The v2 gate refuses p1 while todos_by_owner is backfilling", func() (string, error) {
+		_, err := s.Push(ctx, "p1", demoCommit("v2-early"), v2)
+		var nr *gosync.NotReadyError
+		if !errors.As(err, &nr) {
+			return "", fmt.Errorf("push was not refused: %v", err)
+		}
+		go func() { activated <- gosync.WaitActivated(ctx, pool, "p1", todos.Projection, 5*time.Second) }()
+		return fmt.Sprintf("push refused: %v %v; a server now waits for the activation notice", err, nr.Details()), nil
+	}); err != nil {
+		return err
+	}
+	if err := step("The backfill fills todos_by_owner from the log and activates it", func() (string, error) {
+		cp, err := backfillTodos(e, s, "p1", 2, gosync.BackfillSettings{BatchSize: 2000})
+		return fmt.Sprintf("activated at watermark %d after %d rows", cp.Watermark, cp.ObservedRows), err
+	}); err != nil {
+		return err
+	}
+	if err := step("The gate opens: the waiting server is woken by the activation", func() (string, error) {
+		select {
+		case err := <-activated:
+			return "woken by NOTIFY sync_checkpoint_activated", err
+		case <-time.After(30 * time.Second):
+			return "", errors.New("no activation notice")
+		}
+	}); err != nil {
+		return err
+	}
+	return step("A v2 push and an authoritative read succeed", func() (string, error) {
+		res, err := s.Push(ctx, "p1", demoCommit("v2-first"), v2)
+		if err != nil {
+			return "", err
+		}
+		var owned int64
+		cursor, err := s.ReadAuthoritative(ctx, "p1", v2, func(ctx context.Context, tx pgx.Tx) error {
+			return tx.QueryRow(ctx, "SELECT count(*) FROM todos_by_owner WHERE partition = 'p1' AND owner_id = 'u1'").Scan(&owned)
+		})
+		return fmt.Sprintf("push landed at seq %d; read: u1 owns %d todos, cursor %d. Done in %s.",
+			res.CommitSeq, owned, cursor, time.Since(started).Round(time.Millisecond)), err
+	})
+}
+
+func demoCommit(id string) gosync.Commit {
+	return gosync.Commit{ClientID: "v2-client", ClientCommitID: id, ActorID: "u1", CreatedAtMs: time.Now().UnixMilli(),
+		Changes: []gosync.Change{{Table: todos.Source, RowID: "t-" + id, Op: todos.OpUpsert,
+			Scopes: map[string][]string{"owner": {"u1"}}, Payload: []byte(`{"title":"written by v2","owner":"u1"}`)}}}
+}

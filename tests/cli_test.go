@@ -1,0 +1,282 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/gosync/gosync/internal/pgtest"
+)
+
+var cliBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "gosync-cli-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "gosync")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/gosync").CombinedOutput()
+	if err != nil {
+		return "", errors.New(string(out))
+	}
+	return bin, nil
+})
+
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// gosyncCLI runs the command as a subprocess, without DATABASE_URL in its
+// environment (the database is --db, or the embedded default).
+func gosyncCLI(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	bin, err := cliBinary()
+	if err != nil {
+		t.Fatalf("build gosync: %v", err)
+	}
+	cmd := exec.Command(bin, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DATABASE_URL=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return cliResult{stdout.String(), stderr.String(), code}
+}
+
+func (r cliResult) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, r.stdout)
+	}
+}
+
+func wantCode(t *testing.T, r cliResult, code int, args string) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("gosync %s: exit %d, want %d\nstdout: %s\nstderr: %s", args, r.code, code, r.stdout, r.stderr)
+	}
+}
+
+func TestCLICheckpointsStatusGate(t *testing.T) {
+	d := pgtest.New(t)
+	cli := func(code int, args ...string) cliResult {
+		t.Helper()
+		r := gosyncCLI(t, append([]string{"--db", d.URL}, args...)...)
+		wantCode(t, r, code, strings.Join(args, " "))
+		return r
+	}
+
+	var version map[string]int64
+	cli(0, "migrate", "version", "--json").json(t, &version)
+	if version["version"] != version["latest"] || version["version"] < 5 {
+		t.Fatalf("migrate version = %v", version)
+	}
+	var migrations []struct {
+		Version int64 `json:"version"`
+		Applied bool  `json:"applied"`
+	}
+	cli(0, "migrate", "status", "--json").json(t, &migrations)
+	if len(migrations) != int(version["latest"]) || !migrations[0].Applied {
+		t.Fatalf("migrate status = %+v", migrations)
+	}
+
+	type row struct {
+		Partition  string `json:"partition"`
+		Name       string `json:"name"`
+		State      string `json:"state"`
+		OwnerEpoch int64  `json:"owner_epoch"`
+	}
+	var rows []row
+	cli(0, "checkpoint", "declare", "--partition", "p1", "--name", "proj", "--version", "2", "--json").json(t, &rows)
+	if len(rows) != 1 || rows[0].State != "declared" {
+		t.Fatalf("declare = %+v", rows)
+	}
+	cli(0, "checkpoint", "claim", "--partition", "p1", "--name", "proj", "--version", "2", "--json").json(t, &rows)
+	if rows[0].State != "backfilling" || rows[0].OwnerEpoch != 1 {
+		t.Fatalf("claim = %+v", rows)
+	}
+	var gate struct {
+		Stored  int64 `json:"stored_schema_version"`
+		Open    bool  `json:"open"`
+		Refusal struct {
+			Kind    string         `json:"kind"`
+			Details map[string]any `json:"details"`
+		} `json:"refusal"`
+	}
+	cli(3, "gate", "--partition", "p1", "--running", "2", "--json").json(t, &gate)
+	if gate.Open || gate.Refusal.Kind != "schema" {
+		t.Fatalf("gate with no marker = %+v", gate)
+	}
+	if _, err := d.Pool.Exec(context.Background(), "INSERT INTO sync_schema_meta VALUES (1, 2, '{}')"); err != nil {
+		t.Fatal(err)
+	}
+	cli(3, "gate", "--partition", "p1", "--running", "2", "--declared", "p1/proj", "--json").json(t, &gate)
+	if gate.Refusal.Kind != "checkpoint" || gate.Refusal.Details["projection"] != "proj" {
+		t.Fatalf("gate with a pending checkpoint = %+v", gate)
+	}
+	var result map[string]string
+	cli(0, "checkpoint", "activate", "--partition", "p1", "--name", "proj", "--epoch", "1", "--watermark", "0", "--json").json(t, &result)
+	if result["result"] != "activated" {
+		t.Fatalf("activate = %v", result)
+	}
+	cli(0, "gate", "--partition", "p1", "--running", "2", "--json").json(t, &gate)
+	if !gate.Open {
+		t.Fatalf("gate after activation = %+v", gate)
+	}
+	cli(0, "checkpoint", "list", "--partition", "p1", "--json").json(t, &rows)
+	if len(rows) != 1 || rows[0].State != "activated" {
+		t.Fatalf("list = %+v", rows)
+	}
+	var status struct {
+		SchemaVersion int64 `json:"schema_version"`
+		Checkpoints   []struct {
+			Checkpoint   string `json:"checkpoint"`
+			State        string `json:"state"`
+			FenceVersion *int64 `json:"fence_version"`
+		} `json:"checkpoints"`
+	}
+	cli(0, "status", "--partition", "p1", "--json").json(t, &status)
+	if status.SchemaVersion != 2 || len(status.Checkpoints) != 1 || status.Checkpoints[0].State != "activated" ||
+		status.Checkpoints[0].FenceVersion == nil || *status.Checkpoints[0].FenceVersion != 2 {
+		t.Fatalf("status = %+v", status)
+	}
+	if r := cli(0, "status"); !strings.Contains(r.stdout, "PARTITION") || !strings.Contains(r.stdout, "proj") {
+		t.Fatalf("status table:\n%s", r.stdout)
+	}
+}
+
+func TestCLIBackfill(t *testing.T) {
+	d, _ := backfillDB(t, 3000)
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "500")
+	wantCode(t, r, 0, "backfill")
+	if !strings.Contains(r.stdout, "activated p1/todos_by_owner at watermark 3000") || !strings.Contains(r.stdout, "rows/s") {
+		t.Fatalf("backfill output:\n%s", r.stdout)
+	}
+	if diff := projectionDiff(t, d, -1); diff != "" {
+		t.Fatalf("projection after the CLI backfill: %s", diff)
+	}
+}
+
+// TestCLIBadInput: one clear line on stderr, a non-zero exit, no stack trace.
+func TestCLIBadInput(t *testing.T) {
+	d := pgtest.New(t)
+	if _, err := d.Pool.Exec(context.Background(), "CREATE ROLE cli_pw LOGIN PASSWORD 'right' SUPERUSER"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgx.ParseConfig(d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrongPassword := strings.Replace(d.URL, "://"+cfg.User+"@", "://cli_pw:wrong@", 1)
+	if wrongPassword == d.URL {
+		t.Fatalf("cannot build a wrong-password URL from %s", d.URL)
+	}
+	for _, tc := range []struct {
+		args    []string
+		code    int
+		mention string
+	}{
+		{[]string{"--db", d.URL, "status", "--partition", "nope"}, 1, `unknown partition "nope"`},
+		{[]string{"--db", d.URL, "gate", "--partition", "nope", "--running", "1"}, 1, `unknown partition "nope"`},
+		{[]string{"--db", d.URL, "checkpoint", "declare", "--partition", "p1"}, 2, "--name is required"},
+		{[]string{"--db", d.URL, "checkpoint", "claim", "--partition", "p1", "--name", "x", "--version", "1"}, 1, "sync.storage.checkpoint_not_declared"},
+		{[]string{"--db", d.URL, "checkpoint", "declare", "--partition", "p1", "--name", "x", "--version", "nine"}, 2, "invalid value"},
+		{[]string{"--db", d.URL, "frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"--db", "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=5", "status"}, 1, "cannot reach the database"},
+		{[]string{"--db", wrongPassword, "status"}, 1, "password authentication failed"},
+	} {
+		r := gosyncCLI(t, tc.args...)
+		args := strings.Join(tc.args[min(2, len(tc.args)):], " ")
+		wantCode(t, r, tc.code, args)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if tc.code == 2 && len(lines) > 1 {
+			lines = lines[len(lines)-1:] // the flag package prints its usage first
+		}
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "gosync: ") || !strings.Contains(lines[0], tc.mention) {
+			t.Errorf("gosync %s: stderr %q, want one line mentioning %q", args, r.stderr, tc.mention)
+		}
+		if strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "panic") {
+			t.Errorf("gosync %s: stack trace on stderr:\n%s", args, r.stderr)
+		}
+	}
+	if r := gosyncCLI(t, "--help"); r.code != 0 || !strings.Contains(r.stdout, "Commands:") {
+		t.Fatalf("--help: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestCLIDemoEmbedded: `gosync demo` with no database configured starts its
+// own throwaway Postgres, runs the whole story, and removes the server.
+func TestCLIDemoEmbedded(t *testing.T) {
+	r := gosyncCLI(t, "demo", "--commits", "3000")
+	wantCode(t, r, 0, "demo")
+	for _, want := range []string{"sync.storage.writer_fence_rejected", "push refused", "activated at watermark",
+		"woken by NOTIFY", "push landed at seq", "Done in"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("demo output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	url := strings.TrimSpace(r.stderr[strings.Index(r.stderr, "postgres://"):])
+	if _, err := pgx.Connect(context.Background(), url); err == nil {
+		t.Fatalf("the demo's throwaway Postgres still answers at %s", url)
+	}
+}
+
+// TestCLIDBStopsOnInterrupt: `gosync db` serves until Ctrl-C, then removes
+// the server.
+func TestCLIDBStopsOnInterrupt(t *testing.T) {
+	bin, err := cliBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "db")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "DATABASE_URL=") {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	url := strings.TrimSpace(strings.TrimPrefix(line, "DATABASE_URL="))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("the served database does not answer: %v", err)
+	}
+	conn.Close(ctx)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("gosync db after Ctrl-C: %v", err)
+	}
+	if _, err := pgx.Connect(ctx, url); err == nil {
+		t.Fatal("the server still answers after Ctrl-C")
+	}
+}

@@ -78,6 +78,11 @@ type Backfill struct {
 	// order) inside tx; the watermark advances in the same transaction, so a
 	// batch is applied exactly once or not at all.
 	Apply func(ctx context.Context, tx pgx.Tx, batch []SourceChange) error
+	// ApplyRange, instead of Apply, writes the projection for the source
+	// changes with after < commit_seq <= through inside the database (one
+	// INSERT ... SELECT from sync_changes, nothing fetched into Go) and
+	// returns how many source changes it applied. Same transaction rules.
+	ApplyRange func(ctx context.Context, tx pgx.Tx, partition string, after, through int64) (int64, error)
 	// Initial, when set, fills the projection from the application's
 	// current rows when the checkpoint has no watermark yet. It runs in a
 	// REPEATABLE READ transaction whose cursor (max_commit_seq) becomes the
@@ -96,8 +101,8 @@ type Backfill struct {
 // consistent, and a new RunBackfill resumes from the stored watermark under
 // a new epoch. It returns the activated checkpoint.
 func (s *Store) RunBackfill(ctx context.Context, b Backfill) (Checkpoint, error) {
-	if b.Apply == nil {
-		return Checkpoint{}, fmt.Errorf("%w: backfill needs an Apply function", ErrInvalidArgument)
+	if (b.Apply == nil) == (b.ApplyRange == nil) {
+		return Checkpoint{}, fmt.Errorf("%w: a backfill needs exactly one of Apply and ApplyRange", ErrInvalidArgument)
 	}
 	knobs := b.Knobs
 	if knobs == nil {
@@ -119,10 +124,17 @@ func (s *Store) RunBackfill(ctx context.Context, b Backfill) (Checkpoint, error)
 	}
 	started := time.Now()
 	var done int64
+	// The coverage seq is re-read only once the watermark reaches it: one
+	// round trip per batch saved, and activation re-checks coverage anyway.
+	coverage, err := s.SourceCoverageSeq(ctx, b.Partition, sources)
+	if err != nil {
+		return Checkpoint{}, err
+	}
 	for batches := 0; ; {
-		coverage, err := s.SourceCoverageSeq(ctx, b.Partition, sources)
-		if err != nil {
-			return Checkpoint{}, err
+		if watermark >= coverage {
+			if coverage, err = s.SourceCoverageSeq(ctx, b.Partition, sources); err != nil {
+				return Checkpoint{}, err
+			}
 		}
 		if watermark >= coverage {
 			switch r, err := s.ActivateCheckpoint(ctx, b.Partition, b.Name, epoch, watermark, sources); {
@@ -190,16 +202,9 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 		if err != nil {
 			return MapError(err)
 		}
-		changes, err := s.q.SourceChanges(ctx, tx, db.SourceChangesParams{
-			Partition: b.Partition, Sources: sources, AfterSeq: watermark, ThroughSeq: end,
-		})
-		if err != nil {
-			return MapError(err)
-		}
-		if err := b.Apply(ctx, tx, changes); err != nil {
+		if n, err = s.applyBatch(ctx, tx, b, sources, watermark, end); err != nil {
 			return fmt.Errorf("backfill apply: %w", err)
 		}
-		n = int64(len(changes))
 		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, b.Partition, b.Name, epoch, end, observed+n)
 		if err != nil {
 			return err
@@ -210,6 +215,19 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 		return nil
 	})
 	return n, end, err
+}
+
+func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, b Backfill, sources []string, after, through int64) (int64, error) {
+	if b.ApplyRange != nil {
+		return b.ApplyRange(ctx, tx, b.Partition, after, through)
+	}
+	changes, err := s.q.SourceChanges(ctx, tx, db.SourceChangesParams{
+		Partition: b.Partition, Sources: sources, AfterSeq: after, ThroughSeq: through,
+	})
+	if err != nil {
+		return 0, MapError(err)
+	}
+	return int64(len(changes)), b.Apply(ctx, tx, changes)
 }
 
 // initialFill runs b.Initial in one snapshot and advances the watermark to

@@ -87,6 +87,23 @@ func TestBackfillFillsAndActivates(t *testing.T) {
 	}
 }
 
+// TestBackfillSetBased: the set-based ApplyRange fills the same projection.
+func TestBackfillSetBased(t *testing.T) {
+	d, s := backfillDB(t, 2500)
+	b := todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 300}))
+	b.Apply, b.ApplyRange = nil, todos.ApplyRange
+	cp, err := s.RunBackfill(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.State != gosync.StateActivated || cp.ObservedRows != 2500 {
+		t.Fatalf("checkpoint = %+v", cp)
+	}
+	if diff := projectionDiff(t, d, -1); diff != "" {
+		t.Fatalf("projection differs from a rebuild: %s", diff)
+	}
+}
+
 // TestBackfillCrashResume: the worker's connection is terminated by the
 // server in the middle of a batch (after it wrote part of the projection).
 // The batch rolls back whole: projection and watermark stay consistent. A

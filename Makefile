@@ -6,7 +6,7 @@ GOOSE_TAGS := no_clickhouse no_libsql no_mssql no_mysql no_sqlite3 no_vertica no
 BIN := $(CURDIR)/bin
 TOOLS := $(BIN)/sqlc $(BIN)/goose $(BIN)/benchstat
 
-.PHONY: demo run test deps tools generate check-generated lint bench db
+.PHONY: demo run test fuzz deps tools generate check-generated lint bench db
 
 ## demo: the whole migration barrier, step by step (a throwaway local Postgres without DATABASE_URL)
 demo: deps
@@ -16,9 +16,16 @@ demo: deps
 run: deps
 	go run ./cmd/gosync up
 
-## test: everything CI checks, against real Postgres
+## test: everything CI checks, against real Postgres, plus a short fuzzing run
 test: deps tools check-generated lint
 	GOOSE_BIN=$(BIN)/goose go test -count=1 -timeout 30m ./...
+	$(MAKE) fuzz FUZZTIME=5s
+
+## fuzz: fuzz the refusal rule and the schema validation (FUZZTIME each, default 30s)
+FUZZTIME ?= 30s
+fuzz:
+	go test -run '^$$' -fuzz '^FuzzEvaluateGate$$' -fuzztime $(FUZZTIME) ./gosync
+	go test -run '^$$' -fuzz '^FuzzSchemaValidate$$' -fuzztime $(FUZZTIME) ./gosync
 
 ## deps: install the Postgres binaries, psql, pgTAP and pg_prove when missing
 deps:

@@ -41,6 +41,9 @@ type StorageError struct {
 
 func (e *StorageError) Error() string {
 	if e.Kind == ErrInvalidArgument {
+		if e.PG.Code == "22021" {
+			return "invalid argument: a string holds a NUL byte or invalid UTF-8, which Postgres text cannot store (" + e.PG.Message + ")"
+		}
 		return e.PG.Message // already "invalid argument: ..."
 	}
 	if e.PG.Detail != "" {
@@ -65,7 +68,9 @@ func MapError(err error) error {
 	if kind, ok := sqlErrors[pg.Message]; ok {
 		return &StorageError{Kind: kind, PG: pg}
 	}
-	if pg.Code == "22023" { // invalid_parameter_value, raised by sync_assert_*
+	switch pg.Code {
+	case "22023", // invalid_parameter_value, raised by sync_assert_*
+		"22021": // character_not_in_repertoire: a NUL byte in a text argument
 		return &StorageError{Kind: ErrInvalidArgument, PG: pg}
 	}
 	return err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+	"unicode/utf8"
 )
 
 // ErrInvalidSchema is a configured Schema that cannot be used (readiness
@@ -39,7 +41,9 @@ var columnTypes = map[string]bool{
 }
 
 // Validate checks the schema before it touches a database: a version of at
-// least 1, named tables and columns without duplicates, known column types.
+// least 1, named tables and columns without duplicates, known column types,
+// names that are valid UTF-8 without NUL bytes (what Postgres text and the
+// marker's JSON can hold).
 func (s Schema) Validate() error {
 	if s.Version < 1 || s.Version > math32 {
 		return fmt.Errorf("%w: version %d must be between 1 and %d", ErrInvalidSchema, s.Version, math32)
@@ -48,6 +52,9 @@ func (s Schema) Validate() error {
 	for _, t := range s.Tables {
 		if t.Name == "" {
 			return fmt.Errorf("%w: a table has no name", ErrInvalidSchema)
+		}
+		if !storable(t.Name) {
+			return fmt.Errorf("%w: table name %q is not valid UTF-8 text", ErrInvalidSchema, t.Name)
 		}
 		if tables[t.Name] {
 			return fmt.Errorf("%w: duplicate table %q", ErrInvalidSchema, t.Name)
@@ -61,6 +68,8 @@ func (s Schema) Validate() error {
 			switch {
 			case c.Name == "":
 				return fmt.Errorf("%w: table %q has a column with no name", ErrInvalidSchema, t.Name)
+			case !storable(c.Name):
+				return fmt.Errorf("%w: table %q: column name %q is not valid UTF-8 text", ErrInvalidSchema, t.Name, c.Name)
 			case columns[c.Name]:
 				return fmt.Errorf("%w: table %q: duplicate column %q", ErrInvalidSchema, t.Name, c.Name)
 			case !columnTypes[c.Type]:
@@ -71,6 +80,9 @@ func (s Schema) Validate() error {
 	}
 	return nil
 }
+
+// storable: valid UTF-8 without NUL, as Postgres text requires.
+func storable(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 const math32 = 1<<31 - 1 // the marker's versions meet integer checkpoint columns
 

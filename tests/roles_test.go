@@ -1,0 +1,309 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gosync/gosync/gosync"
+	"github.com/gosync/gosync/internal/pgtest"
+)
+
+// loginAs creates a real login role, member of group (none when ""), and
+// returns a pool connected as it. The role is dropped when the test ends.
+func loginAs(t *testing.T, d *pgtest.DB, group string, runtime map[string]string) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	name := fmt.Sprintf("%s_%s", d.Name, group)
+	if group == "" {
+		name = d.Name + "_nobody"
+	}
+	sql := fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD 'pw'", pgx.Identifier{name}.Sanitize())
+	if group != "" {
+		sql += " IN ROLE " + pgx.Identifier{group}.Sanitize()
+	}
+	if _, err := d.Pool.Exec(ctx, sql); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(name, "pw")
+	cfg, err := pgxpool.ParseConfig(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range runtime {
+		cfg.ConnConfig.RuntimeParams[k] = v
+	}
+	cfg.MaxConns = 2
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		pool.Close()
+		_, _ = d.Pool.Exec(context.Background(), "DROP OWNED BY "+pgx.Identifier{name}.Sanitize()+"; DROP ROLE "+pgx.Identifier{name}.Sanitize())
+	})
+	if err := pool.Ping(ctx); err != nil {
+		t.Fatalf("connect as %s: %v", name, err)
+	}
+	return pool
+}
+
+func sqlState(err error) string {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code
+	}
+	return ""
+}
+
+// TestRolePrivileges: for each group role, every operation is attempted for
+// real by a login member. Allowed ones run in a rolled-back transaction;
+// denied ones fail with insufficient_privilege (42501) and change nothing.
+func TestRolePrivileges(t *testing.T) {
+	ctx := context.Background()
+	d := pgtest.New(t)
+	s := gosync.New(d.Pool)
+	if _, err := s.DeclareCheckpoint(ctx, "p1", "proj", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_changes VALUES ('p2', 1, 0, 'todos', 'r', 1, 1, '{}', NULL)`); err != nil {
+		t.Fatal(err)
+	}
+
+	const (
+		allow   = "allow"
+		fenced  = "P0001" // the writer fence, not a privilege
+		denied  = "42501"
+		noWrite = "fence stays 2"
+	)
+	type op struct{ name, sql string }
+	ops := []op{
+		{"write a commit below the fence", `INSERT INTO sync_commits VALUES ('p1', 100, 'c', 'x', 'a', 0, 1)`},
+		{"append a commit at the fence", `SELECT sync_append_commit('p2', 'c', 'ok', 'a', 0, 2, '{}', '{}', '{}', '{}', '{}', '{}')`},
+		{"update the fence row", `UPDATE sync_writer_fence SET required_writer_version = 1`},
+		{"delete the fence row", `DELETE FROM sync_writer_fence`},
+		{"disable the fence trigger", `ALTER TABLE sync_commits DISABLE TRIGGER sync_commits_writer_fence`},
+		{"drop the fence trigger", `DROP TRIGGER sync_commits_writer_fence ON sync_commits`},
+		{"replica mode (skips triggers)", `SET session_replication_role = replica`},
+		{"lower the fence by declaring", `SELECT sync_declare_checkpoint('p1', 'lower', 1)`},
+		{"lower the fence by installing", `SELECT sync_install_checkpoint('p1', 'lower2', 1)`},
+		{"claim a checkpoint", `SELECT sync_claim_checkpoint('p1', 'proj', 2)`},
+		{"activate a checkpoint", `SELECT sync_activate_checkpoint('p1', 'proj', 0, 0, '{}')`},
+		{"edit a checkpoint directly", `UPDATE sync_backfill_checkpoints SET state = 'activated'`},
+		{"edit the schema marker", `INSERT INTO sync_schema_meta VALUES (1, 9, '{}')`},
+		{"bump the schema", `SELECT sync_begin_schema_change(), sync_set_schema_version(3)`},
+		{"prune the log", `SELECT sync_prune_log('p2', 0)`},
+		{"read the status view", `SELECT count(*) FROM sync_barrier_status`},
+		{"read the serve gate", `SELECT * FROM sync_serve_gate('p1', 2)`},
+		{"run the audit", `SELECT count(*) FROM sync_security_audit()`},
+	}
+	matrix := map[string]map[string]string{
+		"sync_writer": {"write a commit below the fence": fenced, "append a commit at the fence": allow,
+			"read the status view": allow, "read the serve gate": allow, "run the audit": allow},
+		"sync_backfill": {"claim a checkpoint": allow, "activate a checkpoint": allow,
+			"read the status view": allow, "read the serve gate": allow, "run the audit": allow},
+		"sync_admin": {"lower the fence by declaring": noWrite, "lower the fence by installing": noWrite,
+			"claim a checkpoint": allow, "activate a checkpoint": allow, "bump the schema": allow,
+			"prune the log": allow, "read the status view": allow, "read the serve gate": allow, "run the audit": allow},
+		"sync_reader": {"read the status view": allow, "read the serve gate": allow, "run the audit": allow},
+		"":            {}, // a login role with no sync role at all
+	}
+	for group, allowed := range matrix {
+		pool := loginAs(t, d, group, nil)
+		for _, o := range ops {
+			want := allowed[o.name]
+			if want == "" {
+				want = denied
+			}
+			before := barrierState(t, d) + " | " + logState(t, d)
+			var err error
+			if want == allow || want == noWrite {
+				err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+					if _, err := tx.Exec(ctx, o.sql); err != nil {
+						return err
+					}
+					if want == noWrite {
+						var fence int
+						if err := tx.QueryRow(ctx, "SELECT required_writer_version FROM sync_writer_fence WHERE partition = 'p1'").Scan(&fence); err != nil {
+							return err
+						}
+						if fence != 2 {
+							return fmt.Errorf("the fence went down to %d", fence)
+						}
+					}
+					return errRollback
+				})
+				if errors.Is(err, errRollback) {
+					err = nil
+				}
+				if err != nil {
+					t.Errorf("%s: %s: %v, want it allowed", roleName(group), o.name, err)
+				}
+				continue
+			}
+			_, err = pool.Exec(ctx, o.sql)
+			if code := sqlState(err); code != want {
+				t.Errorf("%s: %s: SQLSTATE %q (%v), want %s", roleName(group), o.name, code, err, want)
+			}
+			if after := barrierState(t, d) + " | " + logState(t, d); after != before {
+				t.Errorf("%s: %s: a refused operation changed the state:\nbefore %s\nafter  %s", roleName(group), o.name, before, after)
+			}
+		}
+	}
+}
+
+var errRollback = errors.New("rollback")
+
+func roleName(group string) string {
+	if group == "" {
+		return "a role with no sync role"
+	}
+	return group
+}
+
+// TestSearchPathHijack: the sync tables live in a non-default schema. An
+// unprivileged user plants same-named tables and functions in a schema that
+// comes first on the victims' search_path, and a temp table shadows another
+// (temp tables come first for relations by default). The fence and the
+// checkpoint functions pin their search_path and are not fooled; everything
+// works through the Go API from the non-default schema.
+func TestSearchPathHijack(t *testing.T) {
+	ctx := context.Background()
+	d := pgtest.NewEmpty(t)
+	if _, err := d.Pool.Exec(ctx, "CREATE SCHEMA synced"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgxpool.ParseConfig(d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = "synced"
+	owner, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	if _, err := gosync.Migrate(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	s := gosync.New(owner)
+	if err := s.EnsureSchema(ctx, todosSchema(1), nil, todosDDL(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Push(ctx, "p1", todoCommit("v1", 1), serverV1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureSchema(ctx, todosSchema(2), []gosync.CheckpointDeclaration{todosByOwner}, todosDDL(2)); err != nil {
+		t.Fatalf("schema bump in a non-default schema: %v", err)
+	}
+	if _, err := owner.Exec(ctx, "GRANT USAGE ON SCHEMA synced TO sync_reader"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Mallory owns a schema and plants look-alikes in it.
+	mallory := loginAs(t, d, "", nil)
+	if _, err := d.Pool.Exec(ctx, "CREATE SCHEMA evil AUTHORIZATION "+pgx.Identifier{d.Name + "_nobody"}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	for _, plant := range []string{
+		"CREATE TABLE evil.sync_writer_fence (partition text, required_writer_version integer)",
+		"CREATE TABLE evil.sync_changes (partition text, commit_seq bigint, idx integer, tbl text, row_id text, op smallint, row_version bigint, scopes jsonb, payload bytea)",
+		"CREATE FUNCTION evil.sync_assert_key(label text, value text) RETURNS boolean LANGUAGE sql AS 'SELECT true'",
+		"CREATE FUNCTION evil.sync_lock_partition(partition text) RETURNS void LANGUAGE sql AS ''",
+		"GRANT USAGE ON SCHEMA evil TO PUBLIC",
+		"GRANT SELECT ON evil.sync_writer_fence, evil.sync_changes TO PUBLIC",
+	} {
+		if _, err := mallory.Exec(ctx, plant); err != nil {
+			t.Fatalf("%s: %v", plant, err)
+		}
+	}
+	path := map[string]string{"search_path": "evil, synced"}
+
+	// A writer with evil first on its path, and a temp table of its own.
+	writer := loginAs(t, d, "sync_writer", path)
+	conn, err := writer.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "CREATE TEMP TABLE sync_writer_fence (partition text, required_writer_version integer)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(ctx, "INSERT INTO synced.sync_commits VALUES ('p1', 99, 'old', 'old-1', 'a', 0, 1)")
+	if !errors.Is(gosync.MapError(err), gosync.ErrWriterFenceRejected) {
+		t.Fatalf("a v1 insert with look-alike fence tables on the path: %v, want the fence", err)
+	}
+
+	// A backfill worker whose path shows an empty sync_changes: activation
+	// must still see the real change above watermark 0.
+	backfill := loginAs(t, d, "sync_backfill", path)
+	var epoch int64
+	if err := backfill.QueryRow(ctx, "SELECT owner_epoch FROM sync_claim_checkpoint('p1', 'todos_by_owner', 2)").Scan(&epoch); err != nil {
+		t.Fatal(err)
+	}
+	var result string
+	if err := backfill.QueryRow(ctx, "SELECT sync_activate_checkpoint('p1', 'todos_by_owner', $1, 0, ARRAY['todos'])", epoch).Scan(&result); err != nil {
+		t.Fatal(err)
+	}
+	if result != "stale" {
+		t.Fatalf("activation over a planted empty sync_changes = %q, want stale", result)
+	}
+
+	// An admin whose path has a permissive sync_assert_key: validation holds.
+	admin := loginAs(t, d, "sync_admin", path)
+	_, err = admin.Exec(ctx, "SELECT sync_declare_checkpoint('', 'x', 2)")
+	if !errors.Is(gosync.MapError(err), gosync.ErrInvalidArgument) {
+		t.Fatalf("declare with an empty partition past a planted validator: %v", err)
+	}
+
+	// And the Go API works on the non-default schema, as a writer would use it.
+	if _, err := s.Push(ctx, "p2", todoCommit("v2", 2), serverV2); err != nil {
+		t.Fatalf("push in the non-default schema: %v", err)
+	}
+	var audit int
+	if err := owner.QueryRow(ctx, "SELECT count(*) FROM sync_security_audit() WHERE NOT ok").Scan(&audit); err != nil || audit != 0 {
+		t.Fatalf("audit in the non-default schema: %d failing checks, %v", audit, err)
+	}
+}
+
+// TestSecurityAudit: healthy after migrating; a disabled trigger is reported.
+func TestSecurityAudit(t *testing.T) {
+	ctx := context.Background()
+	d := pgtest.New(t)
+	failing := func() []string {
+		rows, err := d.Pool.Query(ctx, "SELECT check_name FROM sync_security_audit() WHERE NOT ok")
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	if f := failing(); len(f) != 0 {
+		t.Fatalf("audit after migrate up: failing %v", f)
+	}
+	if _, err := d.Pool.Exec(ctx, "ALTER TABLE sync_commits DISABLE TRIGGER sync_commits_writer_fence"); err != nil {
+		t.Fatal(err)
+	}
+	if f := failing(); len(f) != 1 || f[0] != "fence trigger enabled" {
+		t.Fatalf("audit with the trigger disabled: failing %v", f)
+	}
+	if _, err := d.Pool.Exec(ctx, "ALTER TABLE sync_commits ENABLE TRIGGER sync_commits_writer_fence; GRANT UPDATE ON sync_writer_fence TO sync_writer"); err != nil {
+		t.Fatal(err)
+	}
+	if f := failing(); len(f) != 1 || f[0] != "sync roles cannot write the fence, the checkpoints or the marker" {
+		t.Fatalf("audit with a writable fence: failing %v", f)
+	}
+}

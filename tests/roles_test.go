@@ -98,6 +98,7 @@ func TestRolePrivileges(t *testing.T) {
 		{"lower the fence by declaring", `SELECT sync_declare_checkpoint('p1', 'lower', 1)`},
 		{"lower the fence by installing", `SELECT sync_install_checkpoint('p1', 'lower2', 1)`},
 		{"claim a checkpoint", `SELECT sync_claim_checkpoint('p1', 'proj', 2)`},
+		{"advance a checkpoint", `SELECT sync_advance_checkpoint('p1', 'proj', 0, 0, 0)`},
 		{"activate a checkpoint", `SELECT sync_activate_checkpoint('p1', 'proj', 0, 0, '{}')`},
 		{"edit a checkpoint directly", `UPDATE sync_backfill_checkpoints SET state = 'activated'`},
 		{"edit the schema marker", `INSERT INTO sync_schema_meta VALUES (1, 9, '{}')`},
@@ -110,10 +111,10 @@ func TestRolePrivileges(t *testing.T) {
 	matrix := map[string]map[string]string{
 		"sync_writer": {"write a commit below the fence": fenced, "append a commit at the fence": allow,
 			"read the status view": allow, "read the serve gate": allow, "run the audit": allow},
-		"sync_backfill": {"claim a checkpoint": allow, "activate a checkpoint": allow,
+		"sync_backfill": {"claim a checkpoint": allow, "advance a checkpoint": allow, "activate a checkpoint": allow,
 			"read the status view": allow, "read the serve gate": allow, "run the audit": allow},
 		"sync_admin": {"lower the fence by declaring": noWrite, "lower the fence by installing": noWrite,
-			"claim a checkpoint": allow, "activate a checkpoint": allow, "bump the schema": allow,
+			"claim a checkpoint": allow, "advance a checkpoint": allow, "activate a checkpoint": allow, "bump the schema": allow,
 			"prune the log": allow, "read the status view": allow, "read the serve gate": allow, "run the audit": allow},
 		"sync_reader": {"read the status view": allow, "read the serve gate": allow, "run the audit": allow},
 		"":            {}, // a login role with no sync role at all

@@ -19,27 +19,3 @@ func (q *Queries) GetWriterFence(ctx context.Context, db DBTX, partition string)
 	err := row.Scan(&i.Partition, &i.RequiredWriterVersion)
 	return i, err
 }
-
-const listWriterFences = `-- name: ListWriterFences :many
-SELECT partition, required_writer_version FROM sync_writer_fence ORDER BY partition
-`
-
-func (q *Queries) ListWriterFences(ctx context.Context, db DBTX) ([]SyncWriterFence, error) {
-	rows, err := db.Query(ctx, listWriterFences)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []SyncWriterFence{}
-	for rows.Next() {
-		var i SyncWriterFence
-		if err := rows.Scan(&i.Partition, &i.RequiredWriterVersion); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}

@@ -11,16 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const ensurePartition = `-- name: EnsurePartition :exec
-INSERT INTO sync_partitions (partition) VALUES ($1)
-ON CONFLICT (partition) DO NOTHING
-`
-
-func (q *Queries) EnsurePartition(ctx context.Context, db DBTX, partition string) error {
-	_, err := db.Exec(ctx, ensurePartition, partition)
-	return err
-}
-
 const getPartition = `-- name: GetPartition :one
 SELECT partition, max_commit_seq, horizon_seq FROM sync_partitions WHERE partition = $1
 `
@@ -32,23 +22,13 @@ func (q *Queries) GetPartition(ctx context.Context, db DBTX, partition string) (
 	return i, err
 }
 
-const lockPartition = `-- name: LockPartition :one
-SELECT partition, max_commit_seq, horizon_seq FROM sync_partitions WHERE partition = $1 FOR UPDATE
-`
-
-// LockPartition takes the partition row lock every push takes: writers of one
-// partition serialize on it, and activation takes it to exclude pushes.
-func (q *Queries) LockPartition(ctx context.Context, db DBTX, partition string) (SyncPartition, error) {
-	row := db.QueryRow(ctx, lockPartition, partition)
-	var i SyncPartition
-	err := row.Scan(&i.Partition, &i.MaxCommitSeq, &i.HorizonSeq)
-	return i, err
-}
-
 const lockPartitionForWrite = `-- name: LockPartitionForWrite :one
 SELECT partition, max_commit_seq, horizon_seq FROM sync_lock_partition($1)
 `
 
+// LockPartitionForWrite takes the partition row lock every push takes
+// (creating the row when missing): writers of one partition serialize on it,
+// and activation takes it to exclude pushes.
 func (q *Queries) LockPartitionForWrite(ctx context.Context, db DBTX, partition string) (SyncPartition, error) {
 	row := db.QueryRow(ctx, lockPartitionForWrite, partition)
 	var i SyncPartition

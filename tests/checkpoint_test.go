@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gosync/gosync/db"
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
@@ -289,9 +290,9 @@ func barrierState(t *testing.T, d *pgtest.DB) string {
 
 func fenceOf(t *testing.T, d *pgtest.DB, partition string) int64 {
 	t.Helper()
-	var v int64
-	if err := d.Pool.QueryRow(context.Background(), "SELECT required_writer_version FROM sync_writer_fence WHERE partition = $1", partition).Scan(&v); err != nil {
+	f, err := db.New().GetWriterFence(context.Background(), d.Pool, partition)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return v
+	return int64(f.RequiredWriterVersion)
 }

@@ -280,3 +280,56 @@ func TestCLIDBStopsOnInterrupt(t *testing.T) {
 		t.Fatal("the server still answers after Ctrl-C")
 	}
 }
+
+// TestCLIBackfillKilledAndResumed: the backfill process is killed (SIGKILL)
+// in the middle of its run; projection and watermark stay consistent, and a
+// second run resumes from the stored watermark to an exact projection.
+func TestCLIBackfillKilledAndResumed(t *testing.T) {
+	d, s := backfillDB(t, 4000)
+	bin, err := cliBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "100", "--pause", "20ms")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		cp, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Watermark >= 500 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the backfill made no progress: %+v", cp)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	time.Sleep(200 * time.Millisecond) // let the server notice the dead connection and roll back
+	cp, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.State != "backfilling" || cp.Watermark >= 4000 {
+		t.Fatalf("after the kill: %+v", cp)
+	}
+	if diff := projectionDiff(t, d, cp.Watermark); diff != "" {
+		t.Fatalf("projection and watermark %d disagree after the kill: %s", cp.Watermark, diff)
+	}
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "1000")
+	wantCode(t, r, 0, "backfill (resume)")
+	if !strings.Contains(r.stdout, "owner epoch 2") {
+		t.Fatalf("resume output:\n%s", r.stdout)
+	}
+	if diff := projectionDiff(t, d, -1); diff != "" {
+		t.Fatalf("projection after resuming: %s", diff)
+	}
+}

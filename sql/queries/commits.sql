@@ -16,9 +16,3 @@ SELECT @partition, allocated.max_commit_seq, @client_id, @client_commit_id,
        @actor_id, @created_at_ms, sqlc.narg('writer_version')::bigint
   FROM allocated
 RETURNING *;
-
--- name: ListCommits :many
-SELECT * FROM sync_commits
- WHERE partition = @partition AND commit_seq > @after_seq
- ORDER BY commit_seq
- LIMIT @max_rows;

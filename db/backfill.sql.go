@@ -11,37 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const backfillBatchEnd = `-- name: BackfillBatchEnd :one
-SELECT coalesce(max(b.commit_seq), $1)::bigint AS batch_end
-  FROM (SELECT ch.commit_seq FROM sync_changes ch
-         WHERE ch.partition = $2 AND ch.tbl = ANY($3::text[]) AND ch.commit_seq > $1
-         ORDER BY ch.commit_seq, ch.idx
-         LIMIT $4::int) AS b
-`
-
-type BackfillBatchEndParams struct {
-	Watermark int64    `json:"watermark"`
-	Partition string   `json:"partition"`
-	Sources   []string `json:"sources"`
-	BatchSize int32    `json:"batch_size"`
-}
-
-// BackfillBatchEnd is the commit seq that closes the next batch: the commit
-// holding the batch_size-th source change above the watermark,
-// or the last one when fewer remain, the watermark itself when none do. A
-// batch never splits a commit, because the watermark is a commit seq.
-func (q *Queries) BackfillBatchEnd(ctx context.Context, db DBTX, arg BackfillBatchEndParams) (int64, error) {
-	row := db.QueryRow(ctx, backfillBatchEnd,
-		arg.Watermark,
-		arg.Partition,
-		arg.Sources,
-		arg.BatchSize,
-	)
-	var batch_end int64
-	err := row.Scan(&batch_end)
-	return batch_end, err
-}
-
 const barrierStatus = `-- name: BarrierStatus :many
 SELECT partition, checkpoint, state, schema_version, fence_version, owner_epoch, watermark, coverage_seq, lag, horizon_seq, observed_rows, updated_at FROM sync_barrier_status
  WHERE ($1::text IS NULL OR partition = $1::text)

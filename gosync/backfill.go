@@ -24,7 +24,7 @@ var (
 // BackfillSettings are a backfill's knobs. Hand a *BackfillKnobs to the
 // worker and Store new settings into it to retune a running backfill.
 type BackfillSettings struct {
-	BatchSize int           // source changes per batch (a batch never splits a commit); default 1000
+	BatchSize int           // log seqs (commits) per batch: a batch is a range of the log, never part of a commit; default 1000
 	Pause     time.Duration // sleep between batches
 	RowsPerS  float64       // optional rate limit on source changes per second; 0 = none
 }
@@ -156,7 +156,8 @@ func (s *Store) RunBackfill(ctx context.Context, b Backfill) (Checkpoint, error)
 			continue
 		}
 		settings := knobs.Load()
-		n, end, err := s.backfillBatch(ctx, b, sources, epoch, watermark, observed, settings.BatchSize)
+		end := min(watermark+int64(settings.BatchSize), coverage)
+		n, err := s.backfillBatch(ctx, b, sources, epoch, watermark, end, observed)
 		if err != nil {
 			return Checkpoint{}, err
 		}
@@ -181,10 +182,12 @@ func (s *Store) RunBackfill(ctx context.Context, b Backfill) (Checkpoint, error)
 	}
 }
 
-// backfillBatch applies the changes in (watermark, end] and advances the
-// watermark to end, in one transaction; it returns the changes applied.
-func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string, epoch, watermark, observed int64, batchSize int) (int64, int64, error) {
-	var n, end int64
+// backfillBatch applies the source changes in (watermark, end] and advances
+// the watermark to end, in one transaction; it returns the changes applied.
+// Batches are ranges of commit seqs: no bound query, and an index range scan
+// whatever the planner's statistics say about a freshly written log.
+func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string, epoch, watermark, end, observed int64) (int64, error) {
+	var n int64
 	err := pgx.BeginFunc(ctx, s.begin, func(tx pgx.Tx) error {
 		// Changes at or below the horizon are pruned: reading on from a
 		// watermark below it would silently skip history.
@@ -195,12 +198,6 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 		if p.HorizonSeq > watermark {
 			return fmt.Errorf("%w (partition %q, checkpoint %q: watermark %d, horizon %d; fill from current rows with Backfill.Initial)",
 				ErrLogPruned, b.Partition, b.Name, watermark, p.HorizonSeq)
-		}
-		end, err = s.q.BackfillBatchEnd(ctx, tx, db.BackfillBatchEndParams{
-			Partition: b.Partition, Sources: sources, Watermark: watermark, BatchSize: int32(min(batchSize, 1<<30)),
-		})
-		if err != nil {
-			return MapError(err)
 		}
 		if n, err = s.applyBatch(ctx, tx, b, sources, watermark, end); err != nil {
 			return fmt.Errorf("backfill apply: %w", err)
@@ -214,7 +211,7 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 		}
 		return nil
 	})
-	return n, end, err
+	return n, err
 }
 
 func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, b Backfill, sources []string, after, through int64) (int64, error) {

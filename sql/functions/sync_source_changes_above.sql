@@ -27,7 +27,7 @@ BEGIN
   END IF;
   SELECT ch.commit_seq INTO hit
     FROM sync_changes ch
-   WHERE ch.partition = $1 AND ch.commit_seq > $3 AND ch.tbl = ANY ($2)
+   WHERE ch.partition = $1 AND ch.commit_seq > $3 AND ch.tbl || '' = ANY ($2)
    ORDER BY ch.commit_seq
    LIMIT 1;
   IF FOUND THEN

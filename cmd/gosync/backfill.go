@@ -18,7 +18,7 @@ func runBackfill(e env, args []string) error {
 	fs := flags("backfill", e)
 	partition := fs.String("partition", "p1", "partition to fill")
 	version := fs.Int64("version", 0, "schema version to claim at (default: the stored schema version)")
-	batch := fs.Int("batch", 1000, "source changes per batch")
+	batch := fs.Int("batch", 1000, "commit seqs (log entries) per batch")
 	pause := fs.Duration("pause", 0, "pause between batches")
 	rate := fs.Float64("rate", 0, "at most this many source changes per second (0: no limit)")
 	if err := parse(fs, args); err != nil {

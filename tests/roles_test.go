@@ -308,3 +308,60 @@ func TestSecurityAudit(t *testing.T) {
 		t.Fatalf("audit with a writable fence: failing %v", f)
 	}
 }
+
+// TestRolesRunTheServices: each service works through the Go API with
+// exactly its role: a sync server pushes and reads as sync_writer, a
+// backfill worker fills and activates as sync_backfill, an operator bumps the
+// schema as sync_admin, a dashboard reads the status as sync_reader.
+func TestRolesRunTheServices(t *testing.T) {
+	ctx := context.Background()
+	d := pgtest.New(t)
+	owner := gosync.New(d.Pool)
+	if err := owner.EnsureSchema(ctx, todosSchema(1), nil, todosDDL(1)); err != nil {
+		t.Fatal(err)
+	}
+	// The application's own tables are the application's: here the
+	// operator's role owns them, so its schema bumps may ALTER them.
+	if _, err := d.Pool.Exec(ctx, "ALTER TABLE todos OWNER TO sync_admin"); err != nil {
+		t.Fatal(err)
+	}
+	admin := gosync.New(loginAs(t, d, "sync_admin", nil))
+	writer := gosync.New(loginAs(t, d, "sync_writer", nil))
+	backfill := gosync.New(loginAs(t, d, "sync_backfill", nil))
+	reader := gosync.New(loginAs(t, d, "sync_reader", nil))
+
+	if _, err := writer.Push(ctx, "p1", todoCommit("v1", 3), serverV1); err != nil {
+		t.Fatalf("push as sync_writer: %v", err)
+	}
+	if _, err := writer.TouchPartition(ctx, "p1"); err != nil {
+		t.Fatalf("touch as sync_writer: %v", err)
+	}
+	bump := &gosync.SchemaChangeOptions{DDL: func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "ALTER TABLE todos ADD COLUMN owner_id text")
+		return err
+	}}
+	if err := admin.EnsureSchema(ctx, todosSchema(2), []gosync.CheckpointDeclaration{{Partition: "p1", Name: "proj", SchemaVersion: 2}}, bump); err != nil {
+		t.Fatalf("schema bump as sync_admin: %v", err)
+	}
+	if _, err := backfill.RunBackfill(ctx, gosync.Backfill{Partition: "p1", Name: "proj", SchemaVersion: 2, Sources: []string{"todos"},
+		ApplyRange: func(context.Context, pgx.Tx, string, int64, int64) (int64, error) { return 0, nil }}); err != nil {
+		t.Fatalf("backfill as sync_backfill: %v", err)
+	}
+	srv := gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointRef{{Partition: "p1", Name: "proj"}}}
+	if _, err := writer.Push(ctx, "p1", todoCommit("v2", 1), srv); err != nil {
+		t.Fatalf("v2 push as sync_writer: %v", err)
+	}
+	if cursor, err := writer.ReadAuthoritative(ctx, "p1", srv, func(context.Context, pgx.Tx) error { return nil }); err != nil || cursor != 2 {
+		t.Fatalf("read as sync_writer: cursor %d, %v", cursor, err)
+	}
+	rows, err := reader.BarrierStatus(ctx, "p1")
+	if err != nil || len(rows) != 1 || rows[0].State != "activated" {
+		t.Fatalf("status as sync_reader: %+v, %v", rows, err)
+	}
+	if _, err := admin.PruneLog(ctx, "p1", 1); err != nil {
+		t.Fatalf("prune as sync_admin: %v", err)
+	}
+	if _, err := reader.DeclareCheckpoint(ctx, "p1", "x", 3); sqlState(err) != "42501" {
+		t.Fatalf("declare as sync_reader: %v, want 42501", err)
+	}
+}

@@ -1,0 +1,31 @@
+-- pgTAP: the DBA's view of the barrier, the roles and the audit.
+BEGIN;
+SELECT plan(12);
+
+SELECT sync_declare_checkpoint('p1', 'proj', 2, 1000);
+SELECT sync_claim_checkpoint('p1', 'proj', 2, 2000);
+INSERT INTO sync_partitions VALUES ('p1', 50, 0) ON CONFLICT (partition) DO UPDATE SET max_commit_seq = 50;
+SELECT sync_advance_checkpoint('p1', 'proj', 1, 20, 17, 3000);
+SELECT results_eq(
+  $$SELECT partition, checkpoint, state, schema_version, fence_version, owner_epoch, watermark,
+           coverage_seq, lag, horizon_seq, observed_rows, updated_at
+      FROM sync_barrier_status$$,
+  $$VALUES ('p1'::text, 'proj'::text, 'backfilling'::text, 2, 2, 1::bigint, 20::bigint,
+            50::bigint, 30::bigint, 0::bigint, 17::bigint, to_timestamp(3)::timestamptz)$$,
+  'sync_barrier_status: one row per checkpoint with fence, epoch, watermark, coverage and lag');
+
+SELECT has_role('sync_reader', 'the sync_reader role exists');
+SELECT has_role('sync_writer', 'the sync_writer role exists');
+SELECT has_role('sync_backfill', 'the sync_backfill role exists');
+SELECT has_role('sync_admin', 'the sync_admin role exists');
+SELECT is_member_of('sync_reader', ARRAY['sync_writer', 'sync_backfill', 'sync_admin'], 'every sync role can read');
+SELECT is(has_function_privilege('public', 'sync_declare_checkpoint(text, text, integer, bigint)', 'EXECUTE'), false,
+  'PUBLIC cannot declare checkpoints');
+SELECT is(has_table_privilege('sync_writer', 'sync_writer_fence', 'UPDATE'), false, 'writers cannot update the fence');
+SELECT is(has_table_privilege('sync_writer', 'sync_commits', 'INSERT'), true, 'writers append commits');
+SELECT is(has_table_privilege('sync_writer', 'sync_commits', 'DELETE'), false, 'writers cannot delete commits');
+SELECT is_definer('sync_activate_checkpoint', 'activation runs as the owner (SECURITY DEFINER)');
+SELECT is_empty($$SELECT * FROM sync_security_audit() WHERE NOT ok$$, 'the security audit is healthy');
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -35,8 +35,9 @@ const ProjectionDDL = `CREATE TABLE IF NOT EXISTS todos_by_owner (
   todo_id text NOT NULL,
   owner_id text NOT NULL,
   title text NOT NULL,
-  PRIMARY KEY (partition, todo_id)
-)`
+  PRIMARY KEY (todo_id, partition)
+);
+CREATE INDEX IF NOT EXISTS todos_by_owner_owner ON todos_by_owner (partition, owner_id)`
 
 // Payload is a todo change's payload.
 type Payload struct {
@@ -69,7 +70,11 @@ func Apply(ctx context.Context, tx pgx.Tx, batch []gosync.SourceChange) error {
 		}
 		ids, owners, titles = append(ids, id), append(owners, p.Owner), append(titles, p.Title)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM todos_by_owner WHERE partition = $1 AND todo_id = ANY($2)`, partition, touched); err != nil {
+	// See ApplyRange: probe the primary key for each touched todo.
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM todos_by_owner WHERE todo_id = ANY($2) AND partition || '' = $1`, partition, touched); err != nil {
 		return err
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO todos_by_owner (partition, todo_id, owner_id, title)
@@ -84,15 +89,22 @@ func Apply(ctx context.Context, tx pgx.Tx, batch []gosync.SourceChange) error {
 // plain INSERT (cheaper than ON CONFLICT for a projection that mostly grows).
 func ApplyRange(ctx context.Context, tx pgx.Tx, partition string, after, through int64) (int64, error) {
 	var n int64
-	// = ANY(ARRAY(...)) keeps the delete on the primary key whatever the
-	// planner believes about the (growing) projection's size.
+	// The projection grows during the fill while its statistics still say
+	// "empty", so the planner believes any scan of it is cheap: a delete by
+	// partition plus a filter, once per batch over an ever larger table, is
+	// quadratic. The delete must probe the primary key (todo_id first) for
+	// each touched todo: no sequential scan, and "partition || ''" keeps the
+	// partition off the other index.
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+		return 0, err
+	}
 	err := tx.QueryRow(ctx, `
 WITH batch AS (
   SELECT row_id FROM sync_changes
    WHERE partition = $1 AND tbl = 'todos' AND commit_seq > $2 AND commit_seq <= $3
 ), deleted AS (
   DELETE FROM todos_by_owner t
-   WHERE t.partition = $1 AND t.todo_id = ANY (ARRAY(SELECT DISTINCT row_id FROM batch))
+   WHERE t.todo_id = ANY (ARRAY(SELECT DISTINCT row_id FROM batch)) AND t.partition || '' = $1
 )
 SELECT count(*) FROM batch`, partition, after, through).Scan(&n)
 	if err != nil {

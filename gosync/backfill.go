@@ -189,6 +189,14 @@ func (s *Store) RunBackfill(ctx context.Context, b Backfill) (Checkpoint, error)
 func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string, epoch, watermark, end, observed int64) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, s.begin, func(tx pgx.Tx) error {
+		// Take the checkpoint row first (a no-op CAS at the current
+		// watermark): the batch writes the projection only as the verified
+		// owner, and a competing claim waits for this batch to commit instead
+		// of racing its projection writes (two workers inserting the same
+		// projection row would otherwise fail on the key, not on the CAS).
+		if err := s.ownBatch(ctx, tx, b, epoch, watermark, observed); err != nil {
+			return err
+		}
 		// Changes at or below the horizon are pruned: reading on from a
 		// watermark below it would silently skip history.
 		p, err := s.q.GetPartition(ctx, tx, b.Partition)
@@ -214,6 +222,19 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 	return n, err
 }
 
+// ownBatch locks the checkpoint row for this transaction if epoch still
+// owns it, and returns ErrLostOwnership otherwise.
+func (s *Store) ownBatch(ctx context.Context, tx pgx.Tx, b Backfill, epoch, watermark, observed int64) error {
+	ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, b.Partition, b.Name, epoch, watermark, observed)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrLostOwnership
+	}
+	return nil
+}
+
 func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, b Backfill, sources []string, after, through int64) (int64, error) {
 	if b.ApplyRange != nil {
 		return b.ApplyRange(ctx, tx, b.Partition, after, through)
@@ -234,6 +255,9 @@ func (s *Store) initialFill(ctx context.Context, b Backfill, epoch int64) (water
 		return 0, 0, fmt.Errorf("gosync: an initial fill needs a pool-backed Store (it opens its own snapshot)")
 	}
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		if err := s.ownBatch(ctx, tx, b, epoch, 0, 0); err != nil {
+			return err
+		}
 		var err error
 		if watermark, err = s.q.CurrentCursor(ctx, tx, b.Partition); err != nil {
 			return MapError(err)

@@ -17,6 +17,15 @@ var (
 	ErrSchemaNotReady         = errors.New("sync.schema_not_ready")
 	ErrSegmentExpired         = errors.New("sync.segment_expired")
 
+	// The head-only rules, raised by the triggers for every writer (gosync's
+	// additions; the upstream server never raises them): a commit not at the
+	// seq its own transaction allocated, a change or change scope without a
+	// commit of its own transaction, a head or horizon moved other than by
+	// one allocation or a prune.
+	ErrCommitNotAtHead      = errors.New("sync.storage.commit_not_at_head")
+	ErrChangeWithoutCommit  = errors.New("sync.storage.change_without_commit")
+	ErrPartitionSeqRejected = errors.New("sync.storage.partition_seq_rejected")
+
 	// ErrInvalidArgument is bad input (an empty partition, a negative
 	// watermark, ...), refused before anything was written.
 	ErrInvalidArgument = errors.New("invalid argument")
@@ -27,7 +36,8 @@ var sqlErrors = map[string]error{}
 
 func init() {
 	for _, e := range []error{ErrWriterFenceRejected, ErrCheckpointIncomplete, ErrCheckpointNotDeclared,
-		ErrCheckpointFenceMissing, ErrSchemaNotReady, ErrSegmentExpired} {
+		ErrCheckpointFenceMissing, ErrSchemaNotReady, ErrSegmentExpired,
+		ErrCommitNotAtHead, ErrChangeWithoutCommit, ErrPartitionSeqRejected} {
 		sqlErrors[e.Error()] = e
 	}
 }

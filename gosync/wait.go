@@ -18,7 +18,20 @@ const ActivationChannel = "sync_checkpoint_activated"
 // notification arrives; it also re-reads every pollEvery (default 5s), so a
 // lost notification (a dropped connection, a failover) delays it, never
 // strands it.
+//
+// Any role may NOTIFY on the channel, so wake-ups are coalesced: after a
+// read, notices are drained for at least minRereadGap before the next read,
+// and a flood costs one read per gap, not one per notice.
 func WaitActivated(ctx context.Context, pool *pgxpool.Pool, partition, name string, pollEvery time.Duration) error {
+	return waitActivated(ctx, pool, partition, name, pollEvery, nil)
+}
+
+// minRereadGap is the least time between two reads woken by notifications.
+const minRereadGap = 100 * time.Millisecond
+
+// waitActivated is WaitActivated with a hook called before every read (tests
+// count the reads).
+func waitActivated(ctx context.Context, pool *pgxpool.Pool, partition, name string, pollEvery time.Duration, onRead func()) error {
 	if pollEvery <= 0 {
 		pollEvery = 5 * time.Second
 	}
@@ -35,6 +48,10 @@ func WaitActivated(ctx context.Context, pool *pgxpool.Pool, partition, name stri
 	for {
 		// Read after LISTEN: an activation committed in between is either
 		// seen here or notified below.
+		if onRead != nil {
+			onRead()
+		}
+		read := time.Now()
 		cp, err := s.Checkpoint(ctx, partition, name)
 		if err != nil {
 			return err
@@ -42,18 +59,28 @@ func WaitActivated(ctx context.Context, pool *pgxpool.Pool, partition, name stri
 		if cp.State == StateActivated {
 			return nil
 		}
-		waitCtx, cancel := context.WithTimeout(ctx, pollEvery)
-		for {
+		// Wait for a matching notice or the poll interval; a matching notice
+		// inside the gap only shortens the wait to the gap's end.
+		deadline := read.Add(pollEvery)
+		for woken := false; ; {
+			waitCtx, cancel := context.WithDeadline(ctx, deadline)
 			n, err := conn.Conn().WaitForNotification(waitCtx)
+			cancel()
 			if err != nil {
-				break // the poll interval ended (or ctx did: checked below)
+				break // the deadline passed (or ctx ended: checked below)
 			}
 			var ref CheckpointRef
-			if json.Unmarshal([]byte(n.Payload), &ref) == nil && ref.Partition == partition && ref.Name == name {
+			if woken || json.Unmarshal([]byte(n.Payload), &ref) != nil || ref.Partition != partition || ref.Name != name {
+				continue
+			}
+			woken = true
+			if gapEnd := read.Add(minRereadGap); gapEnd.Before(deadline) {
+				deadline = gapEnd
+			}
+			if !time.Now().Before(deadline) {
 				break
 			}
 		}
-		cancel()
 		if err := ctx.Err(); err != nil {
 			return err
 		}

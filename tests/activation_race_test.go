@@ -84,6 +84,11 @@ func TestActivationRacingPushes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The owner advances to what it covered, then activates at
+			// exactly that stored watermark.
+			if ok, err := s.AdvanceCheckpoint(ctx, "p1", name, cp.OwnerEpoch, watermark, 0); err != nil || !ok {
+				t.Fatalf("round %d: advance to %d: %v, %v", round, watermark, ok, err)
+			}
 			var result string
 			var maxAtActivation int64
 			err = pgx.BeginFunc(ctx, owner, func(tx pgx.Tx) error {

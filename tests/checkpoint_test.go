@@ -79,12 +79,20 @@ func TestCheckpointLifecycle(t *testing.T) {
 		t.Fatalf("fence after declaring v3 = %d, want 3", got)
 	}
 
-	claimed, err := s.ClaimCheckpoint(ctx, "p1", "todos_by_owner", 3)
+	// A claim never re-stamps the version: at another version it is refused
+	// and the row is unchanged.
+	if _, err := s.ClaimCheckpoint(ctx, "p1", "todos_by_owner", 3); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
+		t.Fatalf("claim at v3 of a v2 checkpoint: %v, want ErrCheckpointNotDeclared", err)
+	}
+	if got, err := s.Checkpoint(ctx, "p1", "todos_by_owner"); err != nil || got != cp {
+		t.Fatalf("after the refused claim: %+v, %v; want %+v", got, err, cp)
+	}
+	claimed, err := s.ClaimCheckpoint(ctx, "p1", "todos_by_owner", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if claimed.OwnerEpoch != 1 || claimed.State != gosync.StateBackfilling || claimed.SchemaVersion != 3 {
-		t.Fatalf("claimed = %+v, want epoch 1, backfilling, re-stamped to v3", claimed)
+	if claimed.OwnerEpoch != 1 || claimed.State != gosync.StateBackfilling || claimed.SchemaVersion != 2 {
+		t.Fatalf("claimed = %+v, want epoch 1, backfilling, v2", claimed)
 	}
 
 	seq := mustPush(t, d.Pool, "p1", "todos", 3)
@@ -120,7 +128,7 @@ func TestCheckpointLifecycle(t *testing.T) {
 	if r, err := s.ActivateCheckpoint(ctx, "p1", "todos_by_owner", 1, seq, []string{"todos"}); err != nil || r != gosync.Stale {
 		t.Fatalf("re-activate = %q, %v; want stale", r, err)
 	}
-	if _, err := s.ClaimCheckpoint(ctx, "p1", "todos_by_owner", 3); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
+	if _, err := s.ClaimCheckpoint(ctx, "p1", "todos_by_owner", 2); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
 		t.Fatalf("claim of an activated checkpoint: %v, want ErrCheckpointNotDeclared", err)
 	}
 
@@ -128,7 +136,7 @@ func TestCheckpointLifecycle(t *testing.T) {
 	if c, err := s.SourceChangesAbove(ctx, "p1", nil, 0); err != nil || c != gosync.CoverageClean {
 		t.Fatalf("empty source list = %q, %v; want clean", c, err)
 	}
-	other, err := s.ClaimCheckpoint(ctx, "p1", "other", 3)
+	other, err := s.ClaimCheckpoint(ctx, "p1", "other", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,8 +164,12 @@ func TestActivateRequiresFence(t *testing.T) {
 		t.Fatalf("activate without a fence row: %v, want ErrCheckpointFenceMissing", err)
 	}
 
-	// A fence below the checkpoint's version: declared at 2, re-stamped to 3 by the claim.
-	if _, err := s.DeclareCheckpoint(ctx, "p2", "low", 2); err != nil {
+	// A fence below the checkpoint's version (a row written by hand at 3
+	// next to a fence of 2).
+	if _, err := s.DeclareCheckpoint(ctx, "p2", "other", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_backfill_checkpoints VALUES ('p2', 'low', 3, 'declared', 0, 0, 0, 0)`); err != nil {
 		t.Fatal(err)
 	}
 	cp, err := s.ClaimCheckpoint(ctx, "p2", "low", 3)
@@ -199,9 +211,15 @@ func TestActivateUnverifiableWhenPruned(t *testing.T) {
 		t.Fatal(err)
 	}
 	seq := mustPush(t, d.Pool, "p1", "todos", 2)
+	if ok, err := s.AdvanceCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, seq, 1); err != nil || !ok {
+		t.Fatalf("advance: %v, %v", ok, err)
+	}
+	for i := 0; i < 5; i++ {
+		mustPush(t, d.Pool, "p1", "todos", 2)
+	}
 	// The log is pruned through seq+5: the history that would prove the
 	// window (seq, seq+5] is clean is gone.
-	if _, err := d.Pool.Exec(ctx, "UPDATE sync_partitions SET horizon_seq = $2 WHERE partition = $1", "p1", seq+5); err != nil {
+	if _, err := s.PruneLog(ctx, "p1", seq+5); err != nil {
 		t.Fatal(err)
 	}
 	if c, err := s.SourceChangesAbove(ctx, "p1", []string{"todos"}, seq); err != nil || c != gosync.CoverageUnverifiable {
@@ -214,6 +232,9 @@ func TestActivateUnverifiableWhenPruned(t *testing.T) {
 		t.Fatalf("unverifiable activation changed the state to %q", got.State)
 	}
 	// A watermark at the horizon is provable again.
+	if ok, err := s.AdvanceCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, seq+5, 1); err != nil || !ok {
+		t.Fatalf("advance to the horizon: %v, %v", ok, err)
+	}
 	if r, err := s.ActivateCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, seq+5, []string{"todos"}); err != nil || r != gosync.Activated {
 		t.Fatalf("activate at the horizon = %q, %v; want activated", r, err)
 	}

@@ -135,10 +135,31 @@ func TestCLICheckpointsStatusGate(t *testing.T) {
 	if gate.Refusal.Kind != "checkpoint" || gate.Refusal.Details["projection"] != "proj" {
 		t.Fatalf("gate with a pending checkpoint = %+v", gate)
 	}
+	// --sources is required: an activation without a coverage check is a
+	// mistake on the command line.
+	if r := cli(2, "checkpoint", "activate", "--partition", "p1", "--name", "proj", "--epoch", "1", "--watermark", "0"); !strings.Contains(r.stderr, "--sources is required") {
+		t.Fatalf("activate without --sources: %q", r.stderr)
+	}
+	// Not at the stored watermark: stale, printed, exit 3, nothing changed.
 	var result map[string]string
-	cli(0, "checkpoint", "activate", "--partition", "p1", "--name", "proj", "--epoch", "1", "--watermark", "0", "--json").json(t, &result)
+	cli(3, "checkpoint", "activate", "--partition", "p1", "--name", "proj", "--epoch", "1", "--watermark", "7", "--sources", "todos", "--json").json(t, &result)
+	if result["result"] != "stale" {
+		t.Fatalf("activate at another watermark = %v", result)
+	}
+	cli(0, "checkpoint", "activate", "--partition", "p1", "--name", "proj", "--epoch", "1", "--watermark", "0", "--sources", "todos", "--json").json(t, &result)
 	if result["result"] != "activated" {
 		t.Fatalf("activate = %v", result)
+	}
+	// Names are printed escaped: a checkpoint named with an ESC sequence and
+	// a newline can neither drive the terminal nor break the table.
+	if _, err := d.Pool.Exec(context.Background(), "SELECT sync_declare_checkpoint('p1', E'evil\\x1b[2J\\nname', 2)"); err != nil {
+		t.Fatal(err)
+	}
+	if r := cli(0, "checkpoint", "list", "--partition", "p1"); strings.ContainsAny(r.stdout, "\x1b") || !strings.Contains(r.stdout, `"evil\x1b[2J\nname"`) {
+		t.Fatalf("checkpoint list printed a raw control character:\n%q", r.stdout)
+	}
+	if _, err := d.Pool.Exec(context.Background(), "DELETE FROM sync_backfill_checkpoints WHERE name LIKE 'evil%'"); err != nil {
+		t.Fatal(err)
 	}
 	cli(0, "gate", "--partition", "p1", "--running", "2", "--json").json(t, &gate)
 	if !gate.Open {

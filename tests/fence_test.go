@@ -116,9 +116,9 @@ func TestWriterFenceRawInsert(t *testing.T) {
 	}
 }
 
-// TestWriterFenceRollbackLeavesNothing: a transaction that wrote a change and
-// a change scope before its commit insert hit the fence leaves none of them
-// after rollback.
+// TestWriterFenceRollbackLeavesNothing: a transaction that appended a
+// commit with its change and change scope, then hit the fence with a second
+// commit, leaves none of them after rollback.
 func TestWriterFenceRollbackLeavesNothing(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
@@ -129,11 +129,15 @@ func TestWriterFenceRollbackLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c, err := appendCommit(ctx, tx, "P", v(7))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, stmt := range []string{
-		`INSERT INTO sync_changes VALUES ('P', 1, 0, 'todos', 'r1', 1, 1, '{}', NULL)`,
-		`INSERT INTO sync_change_scopes VALUES ('P', 'todos', 'owner', 'u1', 1)`,
+		`INSERT INTO sync_changes VALUES ('P', $1, 0, 'todos', 'r1', 1, 1, '{}', NULL)`,
+		`INSERT INTO sync_change_scopes VALUES ('P', 'todos', 'owner', 'u1', $1)`,
 	} {
-		if _, err := tx.Exec(ctx, stmt); err != nil {
+		if _, err := tx.Exec(ctx, stmt, c.CommitSeq); err != nil {
 			t.Fatal(err)
 		}
 	}

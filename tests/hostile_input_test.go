@@ -42,7 +42,7 @@ func TestHostileInputGoAPI(t *testing.T) {
 		}
 		// No marker (version 0) and the fence at 2: the push reaches the
 		// database and the fence refuses it, by its rules only.
-		if _, err := s.Push(ctx, name, todoCommit(name, 1), gosync.Server{SchemaVersion: 0}); !errors.Is(err, gosync.ErrWriterFenceRejected) {
+		if _, err := s.Push(ctx, name, todoCommit("hostile", 1), gosync.Server{SchemaVersion: 0}); !errors.Is(err, gosync.ErrWriterFenceRejected) {
 			t.Fatalf("push to %q: %v, want the fence", name, err)
 		}
 	}

@@ -76,9 +76,7 @@ func TestRolePrivileges(t *testing.T) {
 	if _, err := s.DeclareCheckpoint(ctx, "p1", "proj", 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_changes VALUES ('p2', 1, 0, 'todos', 'r', 1, 1, '{}', NULL)`); err != nil {
-		t.Fatal(err)
-	}
+	mustPush(t, d.Pool, "p2", "todos", 1)
 
 	const (
 		allow   = "allow"
@@ -298,14 +296,42 @@ func TestSecurityAudit(t *testing.T) {
 	if _, err := d.Pool.Exec(ctx, "ALTER TABLE sync_commits DISABLE TRIGGER sync_commits_writer_fence"); err != nil {
 		t.Fatal(err)
 	}
-	if f := failing(); len(f) != 1 || f[0] != "fence trigger enabled" {
+	if f := failing(); len(f) != 2 || f[0] != "fence trigger enabled" || f[1] != "head-only triggers present and enabled" {
 		t.Fatalf("audit with the trigger disabled: failing %v", f)
 	}
 	if _, err := d.Pool.Exec(ctx, "ALTER TABLE sync_commits ENABLE TRIGGER sync_commits_writer_fence; GRANT UPDATE ON sync_writer_fence TO sync_writer"); err != nil {
 		t.Fatal(err)
 	}
-	if f := failing(); len(f) != 1 || f[0] != "sync roles cannot write the fence, the checkpoints or the marker" {
+	if f := failing(); len(f) != 1 || f[0] != "sync roles cannot write the fence, the checkpoints, the marker, the horizon or the epoch" {
 		t.Fatalf("audit with a writable fence: failing %v", f)
+	}
+	// Each later hole is reported by its own check, then closed again.
+	for _, c := range []struct{ open, close, check string }{
+		{"GRANT UPDATE (horizon_seq) ON sync_partitions TO sync_writer", "REVOKE UPDATE (horizon_seq) ON sync_partitions FROM sync_writer",
+			"sync roles cannot write the fence, the checkpoints, the marker, the horizon or the epoch"},
+		// A database from before Postgres 15: the migration revoked this.
+		{"GRANT CREATE ON SCHEMA public TO PUBLIC", "REVOKE CREATE ON SCHEMA public FROM PUBLIC",
+			"PUBLIC cannot create objects in the sync schema or public"},
+		// An upstream server's migrate() replaces the fence with its own body.
+		{`CREATE OR REPLACE FUNCTION syncular_writer_fence() RETURNS trigger LANGUAGE plpgsql AS $$
+		  BEGIN IF EXISTS (SELECT 1 FROM sync_writer_fence f WHERE f.partition = NEW.partition) THEN NULL; END IF; RETURN NEW; END $$`,
+			"", "fence function reads its tables by qualified name"},
+	} {
+		if _, err := d.Pool.Exec(ctx, "REVOKE UPDATE ON sync_writer_fence FROM sync_writer; "+c.open); err != nil {
+			t.Fatal(err)
+		}
+		if f := failing(); len(f) != 1 || f[0] != c.check {
+			t.Fatalf("after %q: failing %v, want [%s]", c.open, f, c.check)
+		}
+		if c.close != "" {
+			if _, err := d.Pool.Exec(ctx, c.close); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var publicCreate bool
+	if err := d.Pool.QueryRow(ctx, "SELECT has_schema_privilege('public', 'public', 'CREATE')").Scan(&publicCreate); err != nil || publicCreate {
+		t.Fatalf("PUBLIC may create in schema public after migrating: %v, %v", publicCreate, err)
 	}
 }
 

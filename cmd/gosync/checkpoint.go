@@ -20,7 +20,7 @@ func runCheckpoint(e env, args []string) error {
 	version := fs.Int64("version", 0, "schema version (declare, claim)")
 	epoch := fs.Int64("epoch", -1, "owner epoch from the claim (activate)")
 	watermark := fs.Int64("watermark", -1, "watermark (activate)")
-	sources := fs.String("sources", "", "comma-separated source tables (activate)")
+	sources := fs.String("sources", "", "comma-separated source tables whose changes the projection reads (activate; required: the coverage check runs over them)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
@@ -38,7 +38,7 @@ func runCheckpoint(e env, args []string) error {
 		}
 	case "activate":
 		if err := firstErr(need(*partition != "", "--partition"), need(*name != "", "--name"),
-			need(*epoch >= 0, "--epoch"), need(*watermark >= 0, "--watermark")); err != nil {
+			need(*epoch >= 0, "--epoch"), need(*watermark >= 0, "--watermark"), need(*sources != "", "--sources")); err != nil {
 			return err
 		}
 	case "list":
@@ -59,18 +59,18 @@ func runCheckpoint(e env, args []string) error {
 			}
 			return printCheckpoints(e, []gosync.Checkpoint{cp}, *asJSON)
 		case "activate":
-			var list []string
-			if *sources != "" {
-				list = strings.Split(*sources, ",")
-			}
-			r, err := s.ActivateCheckpoint(e.ctx, *partition, *name, *epoch, *watermark, list)
+			r, err := s.ActivateCheckpoint(e.ctx, *partition, *name, *epoch, *watermark, strings.Split(*sources, ","))
 			if err != nil {
 				return err
 			}
 			if *asJSON {
-				return writeJSON(e.stdout, map[string]string{"result": string(r)})
+				err = writeJSON(e.stdout, map[string]string{"result": string(r)})
+			} else {
+				_, err = e.stdout.Write([]byte(string(r) + "\n"))
 			}
-			_, err = e.stdout.Write([]byte(string(r) + "\n"))
+			if err == nil && r != gosync.Activated {
+				return errNotActivated
+			}
 			return err
 		default: // list
 			if err := requirePartition(e, s, *partition); err != nil {

@@ -13,6 +13,10 @@ import (
 // errGateClosed: the gate refuses; exit status 3, so scripts can wait on it.
 var errGateClosed = errors.New("gate closed")
 
+// errNotActivated: an activation answered stale or unverifiable (it printed
+// which); exit status 3 as well, the database's "not yet".
+var errNotActivated = errors.New("checkpoint not activated")
+
 func runGate(e env, args []string) error {
 	fs := flags("gate", e)
 	partition := fs.String("partition", "", "partition (required)")

@@ -34,7 +34,8 @@ Commands:
   migrate up|down|status|version         goose migrations (embedded)
   status [--partition P] [--json]        the barrier: fences, checkpoints, watermarks, lag
   checkpoint declare|claim --partition P --name N --version V
-  checkpoint activate --partition P --name N --epoch E --watermark W [--sources a,b]
+  checkpoint activate --partition P --name N --epoch E --watermark W --sources a,b
+                                         exit 3 when stale or unverifiable
   checkpoint list [--partition P] [--json]
   gate --partition P --running N [--declared p/n,...] [--epoch E] [--json]
   backfill [--partition P] [--batch N] [--pause D] [--rate R]
@@ -42,7 +43,8 @@ Commands:
   db                                     start a throwaway Postgres, print its URL, wait for Ctrl-C
 
 The database is --db, else $DATABASE_URL, else a throwaway local Postgres
-removed on exit. Exit status: 0 ok, 1 failure, 2 bad usage, 3 gate closed.
+removed on exit. Exit status: 0 ok, 1 failure, 2 bad usage, 3 gate closed or
+checkpoint not activated (stale, unverifiable).
 `
 
 // usageError is bad input on the command line: exit status 2.
@@ -64,7 +66,7 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	if errors.Is(err, errGateClosed) {
+	if errors.Is(err, errGateClosed) || errors.Is(err, errNotActivated) {
 		return 3 // the gate printed why
 	}
 	fmt.Fprintln(stderr, "gosync: "+oneLine(err.Error()))

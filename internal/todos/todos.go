@@ -12,7 +12,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gosync/gosync/gosync"
 )
@@ -133,16 +132,26 @@ SELECT partition, row_id AS todo_id, convert_from(payload, 'UTF8')::jsonb ->> 'o
  WHERE op = 1
  ORDER BY todo_id`
 
-// Execer is a pool, a connection or a transaction.
-type Execer interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+// Beginner is a pool or a connection: SeedLog runs its own transaction.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
-// SeedLog appends n commits of one todo change each to partition, as a
-// writer at writerVersion would: todos rotate over rows ids, owners over 7
-// users, and 1 change in 13 is a delete. Set-based, for large logs.
-func SeedLog(ctx context.Context, conn Execer, partition string, n, rows int, writerVersion int64) error {
-	_, err := conn.Exec(ctx, `
+// SeedLog bulk-loads n commits of one todo change each into partition, as a
+// writer at writerVersion would have written them: todos rotate over rows
+// ids, owners over 7 users, and 1 change in 13 is a delete.
+//
+// It is a restore, not a push: one set-based statement moves the head by n,
+// which the head-only triggers refuse to any writer, so it runs with
+// session_replication_role = replica (triggers off, for this transaction
+// only). That takes a superuser, as any restore of a dump does; the demo's
+// throwaway database and the test harness connect as one.
+func SeedLog(ctx context.Context, conn Beginner, partition string, n, rows int, writerVersion int64) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
+			return fmt.Errorf("todos: seeding the log is a bulk restore and needs a superuser: %w", err)
+		}
+		_, err := tx.Exec(ctx, `
 WITH base AS (
   INSERT INTO sync_partitions AS p (partition, max_commit_seq) VALUES ($1, $2)
   ON CONFLICT (partition) DO UPDATE SET max_commit_seq = p.max_commit_seq + $2
@@ -155,7 +164,8 @@ INSERT INTO sync_changes
 SELECT $1, start + g, 0, 'todos', 't' || (g % $3), CASE WHEN g % 13 = 0 THEN 2 ELSE 1 END, 1, '{}',
        convert_to(json_build_object('title', 'todo ' || (start + g), 'owner', 'u' || (g % 7))::text, 'UTF8')
   FROM base, generate_series(1, $2::bigint) g`, partition, n, rows, writerVersion)
-	return err
+		return err
+	})
 }
 
 // Schema is the example application's schema: v1 has todos(id, title); v2

@@ -1,7 +1,13 @@
--- Advance a checkpoint's watermark: a compare-and-set on owner_epoch, true
--- iff exactly one row changed, decided from the rows the UPDATE returns
--- (never a driver's row count). Run it in the transaction that writes the
--- projection batch, so the batch and the watermark commit together.
+-- Advance a checkpoint's watermark: a compare-and-set on owner_epoch under
+-- the row lock, true iff the caller still owns the row and it moved. Run it
+-- in the transaction that writes the projection batch, so the batch and the
+-- watermark commit together (false: roll the batch back).
+--
+-- Only the current owner of a `backfilling` row advances (a `declared` row
+-- has no owner; an `activated` one is final): anyone else gets false and
+-- changes nothing. The watermark never goes down and never passes the
+-- partition's head (a watermark over seqs not yet written would let their
+-- commits slip under it unseen); both are caller bugs, raised as 22023.
 CREATE OR REPLACE FUNCTION sync_advance_checkpoint(
   partition text, name text, owner_epoch bigint, watermark bigint,
   observed_rows bigint, now_ms bigint DEFAULT NULL)
@@ -10,20 +16,33 @@ LANGUAGE plpgsql
 AS $$
 #variable_conflict use_column
 DECLARE
-  changed bigint;
+  current sync_backfill_checkpoints;
+  head bigint;
 BEGIN
   PERFORM sync_assert_key('partition', $1);
   PERFORM sync_assert_key('name', $2);
   PERFORM sync_assert_nonnegative('owner_epoch', $3);
   PERFORM sync_assert_nonnegative('watermark', $4);
   PERFORM sync_assert_nonnegative('observed_rows', $5);
-  WITH updated AS (
-    UPDATE sync_backfill_checkpoints c
-       SET watermark = $4, observed_rows = $5, updated_at_ms = coalesce($6, sync_now_ms())
-     WHERE c.partition = $1 AND c.name = $2 AND c.owner_epoch = $3
-    RETURNING 1
-  )
-  SELECT count(*) INTO changed FROM updated;
-  RETURN changed = 1;
+  -- The row lock makes the epoch, state and watermark checks and the write
+  -- one step against a concurrent claim.
+  SELECT c.* INTO current FROM sync_backfill_checkpoints c
+   WHERE c.partition = $1 AND c.name = $2 FOR UPDATE;
+  IF NOT FOUND OR current.state <> 'backfilling' OR current.owner_epoch <> $3 THEN
+    RETURN false;
+  END IF;
+  IF $4 < current.watermark THEN
+    RAISE EXCEPTION 'invalid argument: watermark % is below the stored watermark %; it never goes down', $4, current.watermark
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT p.max_commit_seq INTO head FROM sync_partitions p WHERE p.partition = $1;
+  IF $4 > coalesce(head, 0) THEN
+    RAISE EXCEPTION 'invalid argument: watermark % is above the partition''s last commit %', $4, coalesce(head, 0)
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  UPDATE sync_backfill_checkpoints c
+     SET watermark = $4, observed_rows = $5, updated_at_ms = coalesce($6, sync_now_ms())
+   WHERE c.partition = $1 AND c.name = $2;
+  RETURN true;
 END;
 $$;

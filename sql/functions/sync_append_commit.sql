@@ -38,6 +38,16 @@ BEGIN
     RAISE EXCEPTION 'invalid argument: row ids, ops and scopes must not contain NULL'
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
+  -- Row ids are keys like every other name (non-empty, at most 512
+  -- characters); row versions are NULL or non-negative.
+  IF EXISTS (SELECT 1 FROM unnest($8) r WHERE r = '' OR length(r) > 512) THEN
+    RAISE EXCEPTION 'invalid argument: every row id must be a non-empty string of at most 512 characters'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF EXISTS (SELECT 1 FROM unnest($10) v WHERE v < 0) THEN
+    RAISE EXCEPTION 'invalid argument: row versions must be NULL or at least 0'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
 
   PERFORM sync_lock_partition($1);
   SELECT r.result INTO stored FROM sync_push_results r

@@ -2,6 +2,12 @@
 -- Shared by sync_declare_checkpoint and the schema bump, so the marker, the
 -- fence and the declaration commit together. Never lowers a fence and never
 -- re-declares an existing row.
+--
+-- The partition row is written first (a no-op UPDATE, or created), which is
+-- what makes the fence hold under REPEATABLE READ and SERIALIZABLE: a writer
+-- whose snapshot predates this transaction fails its seq allocation with a
+-- serialization failure instead of appending under a fence it cannot see,
+-- and a writer holding the partition lock finishes before the fence rises.
 CREATE OR REPLACE FUNCTION sync_install_checkpoint(
   partition text, name text, schema_version integer, now_ms bigint DEFAULT NULL)
 RETURNS void
@@ -16,6 +22,8 @@ BEGIN
   PERFORM sync_assert_key('partition', p_partition);
   PERFORM sync_assert_key('name', p_name);
   PERFORM sync_assert_nonnegative('schema_version', p_version, 1);
+  INSERT INTO sync_partitions AS p (partition) VALUES (p_partition)
+  ON CONFLICT (partition) DO UPDATE SET max_commit_seq = p.max_commit_seq;
   INSERT INTO sync_backfill_checkpoints AS c (
     partition, name, schema_version, state, watermark,
     owner_epoch, observed_rows, updated_at_ms)

@@ -2,6 +2,11 @@
 -- sync_begin_schema_change(), which it requires, so no observer ever sees the
 -- bumped marker without the fence installed in the same transaction). The
 -- version never goes down; at the same version the layouts must match.
+-- Versions are integers of 1 to 2^31-1 (what a checkpoint's schema_version
+-- and a fence can hold: a larger marker could never be lowered or matched),
+-- and layouts are a JSON object of table name to an array of columns
+-- {"name": text, "type": text, "nullable": boolean}, checked here so a bad
+-- marker is refused at the bump, not found later by a reader.
 CREATE OR REPLACE FUNCTION sync_set_schema_version(schema_version bigint, layouts text DEFAULT '{}')
 RETURNS void
 LANGUAGE plpgsql
@@ -9,14 +14,32 @@ AS $$
 #variable_conflict use_column
 DECLARE
   stored sync_schema_meta;
+  bad_table text;
 BEGIN
   PERFORM sync_assert_nonnegative('schema_version', $1, 1);
   IF $2 IS NULL THEN
     RAISE EXCEPTION 'invalid argument: layouts must be a JSON object, not NULL'
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
+  IF $1 > 2147483647 THEN
+    RAISE EXCEPTION 'invalid argument: schema_version must be at most 2147483647, got %', $1
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
   IF jsonb_typeof($2::jsonb) <> 'object' THEN
     RAISE EXCEPTION 'invalid argument: layouts must be a JSON object, got %', jsonb_typeof($2::jsonb)
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT t.key INTO bad_table
+    FROM jsonb_each($2::jsonb) t
+   WHERE t.key = '' OR jsonb_typeof(t.value) <> 'array'
+      OR EXISTS (SELECT 1 FROM jsonb_array_elements(t.value) col
+                  WHERE jsonb_typeof(col) <> 'object'
+                     OR jsonb_typeof(col -> 'name') IS DISTINCT FROM 'string' OR col ->> 'name' = ''
+                     OR jsonb_typeof(col -> 'type') IS DISTINCT FROM 'string' OR col ->> 'type' = ''
+                     OR jsonb_typeof(col -> 'nullable') IS DISTINCT FROM 'boolean')
+   LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'invalid argument: layouts[%] must be an array of {"name": text, "type": text, "nullable": boolean}', bad_table
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_locks l

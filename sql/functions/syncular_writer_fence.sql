@@ -1,23 +1,61 @@
--- Writer fence (RFC 0007): rejects a commit whose writer_version is NULL or
--- below the partition's required_writer_version. It lives in the database so
--- it holds for every writer: a Go service, an old TypeScript binary, a DBA's
--- raw INSERT. A partition with no fence row behaves exactly as before.
+-- Writer fence and head-only appends: the BEFORE INSERT trigger of
+-- sync_commits, so both hold for every writer (a Go service, an old
+-- TypeScript binary, a DBA's raw INSERT), under every isolation level.
+--
+-- 1. Fence (RFC 0007): a commit whose writer_version is NULL or below the
+--    partition's required_writer_version is rejected. No fence row: no barrier.
+-- 2. Head: a commit lands only at the seq its own transaction allocated from
+--    sync_partitions.max_commit_seq (above the horizon): the partition row's
+--    version must be this transaction's (sync_xid_is_current). Back-dated,
+--    far-future and unallocated commits are refused.
+--
+-- Why this is also the REPEATABLE READ fix: a fence raise writes the
+-- partition row (sync_install_checkpoint), and the allocation is an UPDATE
+-- of that row. A writer whose snapshot predates the raise fails its
+-- allocation with a serialization failure (40001); one that allocated first
+-- holds the row lock, so the raise waits for it to commit.
+--
+-- No SET search_path (a per-row GUC save/restore costs ~7% of a bare
+-- insert): every table is qualified with the schema the migration installs
+-- it in (@extschema@ is replaced at migration time), every function, type
+-- and operator with pg_catalog (IS DISTINCT FROM is avoided: it looks up
+-- its = on the path), so nothing on the caller's path (a temp
+-- table, a schema the caller owns) can change what it reads.
 CREATE OR REPLACE FUNCTION syncular_writer_fence()
 RETURNS trigger
 LANGUAGE plpgsql
 AS $$
 DECLARE
   required integer;
+  head bigint;
+  horizon bigint;
+  allocated_here boolean;
 BEGIN
-  SELECT f.required_writer_version INTO required
-    FROM sync_writer_fence f
-   WHERE f.partition = NEW.partition;
-  IF FOUND AND (NEW.writer_version IS NULL OR NEW.writer_version < required) THEN
+  SELECT f.required_writer_version, p.max_commit_seq, p.horizon_seq,
+         @extschema@.sync_xid_is_current(p.xmin)
+    INTO required, head, horizon, allocated_here
+    FROM (SELECT NEW.partition AS partition) k
+    LEFT JOIN @extschema@.sync_partitions p ON p.partition OPERATOR(pg_catalog.=) k.partition
+    LEFT JOIN @extschema@.sync_writer_fence f ON f.partition OPERATOR(pg_catalog.=) k.partition;
+  IF required IS NOT NULL
+     AND (NEW.writer_version IS NULL OR NEW.writer_version OPERATOR(pg_catalog.<) required) THEN
     RAISE EXCEPTION 'sync.storage.writer_fence_rejected'
-      USING DETAIL = format(
+      USING DETAIL = pg_catalog.format(
         'partition %L requires writer_version >= %s; the commit offered %s',
-        NEW.partition, required, coalesce(NEW.writer_version::text, 'NULL')),
+        NEW.partition, required, coalesce(NEW.writer_version::pg_catalog.text, 'NULL')),
       HINT = 'Upgrade the writer to the schema version the fence requires.';
+  END IF;
+  IF head IS NULL
+     OR NEW.commit_seq OPERATOR(pg_catalog.<>) head
+     OR NEW.commit_seq OPERATOR(pg_catalog.<=) horizon
+     OR NOT allocated_here THEN
+    RAISE EXCEPTION 'sync.storage.commit_not_at_head'
+      USING DETAIL = pg_catalog.format(
+        'partition %L: a commit takes the seq its own transaction allocated from sync_partitions.max_commit_seq (head %s, horizon %s, allocated here: %s); the commit offered %s',
+        NEW.partition, coalesce(head::pg_catalog.text, 'none'),
+        coalesce(horizon::pg_catalog.text, 'none'),
+        coalesce(allocated_here, false), NEW.commit_seq),
+      HINT = 'Allocate the seq in the same transaction (UPDATE sync_partitions SET max_commit_seq = max_commit_seq + 1 ... RETURNING max_commit_seq) or call sync_append_commit.';
   END IF;
   RETURN NEW;
 END;

@@ -1,7 +1,7 @@
 -- pgTAP: declare, claim, advance, activate — the checkpoint lifecycle as a
 -- DBA calls it from psql. Runs in a rolled-back transaction.
 BEGIN;
-SELECT plan(33);
+SELECT plan(36);
 
 -- Declare.
 SELECT results_eq(
@@ -27,15 +27,22 @@ SELECT is((SELECT required_writer_version FROM sync_writer_fence WHERE partition
 
 -- Claim.
 SELECT results_eq(
-  $$SELECT owner_epoch, state, schema_version, updated_at_ms FROM sync_claim_checkpoint('p1', 'todos_by_owner', 5, 3000)$$,
-  $$VALUES (1::bigint, 'backfilling'::text, 5, 3000::bigint)$$,
-  'claim: epoch 1, declared becomes backfilling, schema_version re-stamped');
+  $$SELECT owner_epoch, state, schema_version, updated_at_ms FROM sync_claim_checkpoint('p1', 'todos_by_owner', 2, 3000)$$,
+  $$VALUES (1::bigint, 'backfilling'::text, 2, 3000::bigint)$$,
+  'claim: epoch 1, declared becomes backfilling, at the declared version');
 SELECT results_eq(
-  $$SELECT owner_epoch, state FROM sync_claim_checkpoint('p1', 'todos_by_owner', 5)$$,
+  $$SELECT owner_epoch, state FROM sync_claim_checkpoint('p1', 'todos_by_owner', 2)$$,
   $$VALUES (2::bigint, 'backfilling'::text)$$,
   'a second claim takes epoch 2 and stays backfilling');
-SELECT throws_ok($$SELECT sync_claim_checkpoint('p1', 'missing', 5)$$,
+SELECT throws_ok($$SELECT sync_claim_checkpoint('p1', 'missing', 2)$$,
   'P0001', 'sync.storage.checkpoint_not_declared', 'claiming a missing checkpoint fails');
+
+-- The log a DBA restored: p1's head at 12, a todos change at 12 (a bulk
+-- load with the triggers off, as pg_restore writes it).
+SET LOCAL session_replication_role = replica;
+UPDATE sync_partitions SET max_commit_seq = 12 WHERE partition = 'p1';
+INSERT INTO sync_changes VALUES ('p1', 12, 0, 'todos', 'r1', 1, 1, '{}', NULL);
+SET LOCAL session_replication_role = origin;
 
 -- Advance.
 SELECT is(sync_advance_checkpoint('p1', 'todos_by_owner', 1, 10, 10), false,
@@ -51,25 +58,23 @@ SELECT results_eq(
 SELECT is(sync_advance_checkpoint('p1', 'missing', 0, 1, 1), false, 'advance of a missing checkpoint returns false');
 
 -- Activate: the fence, the coverage check, the CAS.
-INSERT INTO sync_changes VALUES ('p1', 12, 0, 'todos', 'r1', 1, 1, '{}', NULL);
 SELECT is(sync_activate_checkpoint('p1', 'todos_by_owner', 2, 10, ARRAY['todos']), 'stale',
   'a source change above the watermark makes activation stale');
+SELECT is(sync_advance_checkpoint('p1', 'todos_by_owner', 2, 12, 8), true, 'advance to the head');
 SELECT is(sync_activate_checkpoint('p1', 'todos_by_owner', 2, 12, ARRAY['other_table']), 'activated',
   'changes to other tables do not count');
 SELECT results_eq(
   $$SELECT state, watermark FROM sync_backfill_checkpoints WHERE name = 'todos_by_owner'$$,
   $$VALUES ('activated'::text, 12::bigint)$$,
   'activation stores the state and the watermark');
-SELECT ok(EXISTS (SELECT 1 FROM sync_partitions WHERE partition = 'p1'),
-  'activation created the missing partition row it locks');
 SELECT is(sync_activate_checkpoint('p1', 'todos_by_owner', 2, 12, '{}'), 'stale',
   'activating an activated checkpoint loses the CAS');
-SELECT throws_ok($$SELECT sync_claim_checkpoint('p1', 'todos_by_owner', 5)$$,
+SELECT throws_ok($$SELECT sync_claim_checkpoint('p1', 'todos_by_owner', 2)$$,
   'P0001', 'sync.storage.checkpoint_not_declared', 'an activated checkpoint cannot be claimed');
 
 SELECT sync_claim_checkpoint('p1', 'old', 1);
 SELECT is(sync_activate_checkpoint('p1', 'old', 0, 0, '{}'), 'stale', 'activation with a stale epoch is stale');
-SELECT is(sync_activate_checkpoint('p1', 'old', 1, 20, '{}'), 'activated', 'an empty source list is clean');
+SELECT is(sync_activate_checkpoint('p1', 'old', 1, 0, '{}'), 'activated', 'an empty source list is clean');
 
 SELECT throws_ok($$SELECT sync_activate_checkpoint('p1', 'missing', 1, 0, '{}')$$,
   'P0001', 'sync.storage.checkpoint_not_declared', 'activating a missing checkpoint fails');
@@ -84,15 +89,21 @@ SELECT is((SELECT state FROM sync_backfill_checkpoints WHERE partition = 'p9'), 
   '... and the checkpoint is unchanged');
 UPDATE sync_writer_fence SET required_writer_version = 3 WHERE partition = 'p9';
 SELECT is(sync_activate_checkpoint('p9', 'bare', 1, 0, '{}'), 'activated', 'a fence at the version allows activation');
+SELECT ok(EXISTS (SELECT 1 FROM sync_partitions WHERE partition = 'p9'),
+  'activation creates the missing partition row it locks');
 
 -- Unverifiable: pruned past the watermark.
 SELECT sync_declare_checkpoint('p5', 'pruned', 1);
 SELECT sync_claim_checkpoint('p5', 'pruned', 1);
-INSERT INTO sync_partitions VALUES ('p5', 30, 25);
+SET LOCAL session_replication_role = replica;
+UPDATE sync_partitions SET max_commit_seq = 30, horizon_seq = 25 WHERE partition = 'p5';
+SET LOCAL session_replication_role = origin;
+SELECT is(sync_advance_checkpoint('p5', 'pruned', 1, 20, 0), true, 'advance below the horizon');
 SELECT is(sync_activate_checkpoint('p5', 'pruned', 1, 20, ARRAY['todos']), 'unverifiable',
   'horizon above the watermark and no change visible: unverifiable');
 SELECT is((SELECT state FROM sync_backfill_checkpoints WHERE partition = 'p5'), 'backfilling',
   '... and the checkpoint is unchanged');
+SELECT is(sync_advance_checkpoint('p5', 'pruned', 1, 25, 0), true, 'advance to the horizon');
 SELECT is(sync_activate_checkpoint('p5', 'pruned', 1, 25, ARRAY['todos']), 'activated',
   'a watermark at the horizon is provable');
 

@@ -1,10 +1,13 @@
 -- pgTAP: the DBA's view of the barrier, the roles and the audit.
 BEGIN;
-SELECT plan(12);
+SELECT plan(15);
 
 SELECT sync_declare_checkpoint('p1', 'proj', 2, 1000);
 SELECT sync_claim_checkpoint('p1', 'proj', 2, 2000);
-INSERT INTO sync_partitions VALUES ('p1', 50, 0) ON CONFLICT (partition) DO UPDATE SET max_commit_seq = 50;
+-- p1's head at 50: a restored log (triggers off for the bulk load).
+SET LOCAL session_replication_role = replica;
+UPDATE sync_partitions SET max_commit_seq = 50 WHERE partition = 'p1';
+SET LOCAL session_replication_role = origin;
 SELECT sync_advance_checkpoint('p1', 'proj', 1, 20, 17, 3000);
 SELECT results_eq(
   $$SELECT partition, checkpoint, state, schema_version, fence_version, owner_epoch, watermark,
@@ -24,6 +27,12 @@ SELECT is(has_function_privilege('public', 'sync_declare_checkpoint(text, text, 
 SELECT is(has_table_privilege('sync_writer', 'sync_writer_fence', 'UPDATE'), false, 'writers cannot update the fence');
 SELECT is(has_table_privilege('sync_writer', 'sync_commits', 'INSERT'), true, 'writers append commits');
 SELECT is(has_table_privilege('sync_writer', 'sync_commits', 'DELETE'), false, 'writers cannot delete commits');
+SELECT is(has_column_privilege('sync_writer', 'sync_partitions', 'horizon_seq', 'UPDATE'), false,
+  'writers cannot move the horizon');
+SELECT is(has_column_privilege('sync_writer', 'sync_partition_registry', 'log_epoch', 'UPDATE'), false,
+  'writers cannot rotate the epoch');
+SELECT is(has_column_privilege('sync_writer', 'sync_partitions', 'max_commit_seq', 'UPDATE'), true,
+  'writers allocate seqs (the guard keeps it to +1)');
 SELECT is_definer('sync_activate_checkpoint', 'activation runs as the owner (SECURITY DEFINER)');
 SELECT is_empty($$SELECT * FROM sync_security_audit() WHERE NOT ok$$, 'the security audit is healthy');
 

@@ -18,7 +18,7 @@ import (
 func TestMigrateRoundTripProvider(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.NewEmpty(t)
-	p, err := gosync.NewMigrator(db.Pool)
+	p, err := gosync.NewMigrator(ctx, db.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func runMigrate(e env, args []string) error {
 }
 
 func migrate(e env, pool *pgxpool.Pool, what string, asJSON bool) error {
-	p, err := gosync.NewMigrator(pool)
+	p, err := gosync.NewMigrator(e.ctx, pool)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func migrate(e env, pool *pgxpool.Pool, what string, asJSON bool) error {
 	case "up":
 		results, err := p.Up(e.ctx)
 		if err != nil {
-			return err
+			return gosync.MapError(err) // an adoption refusal: its message, not goose's statement dump
 		}
 		for _, r := range results {
 			fmt.Fprintf(e.stdout, "applied %s (%s)\n", r.Source.Path, r.Duration.Round(1e6))

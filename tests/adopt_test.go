@@ -299,3 +299,20 @@ func TestAdoptWithGooseCLI(t *testing.T) {
 	run("up")
 	assertFreshCatalog(t, d)
 }
+
+// TestAdoptRefusalCLI: `gosync migrate up` reports a refused adoption as one
+// line naming the file, the table and the difference, not goose's dump of
+// the statement.
+func TestAdoptRefusalCLI(t *testing.T) {
+	d := upstreamDB(t, true)
+	if _, err := d.Pool.Exec(context.Background(), "ALTER TABLE sync_clients DROP COLUMN cursor"); err != nil {
+		t.Fatal(err)
+	}
+	r := gosyncCLI(t, "--db", d.URL, "migrate", "up")
+	wantCode(t, r, 1, "migrate up")
+	want := "gosync: 00001_sync_log.sql: gosync cannot adopt the existing sync tables: " +
+		"sync_clients: column cursor is missing (gosync needs cursor bigint not null)"
+	if !strings.HasPrefix(r.stderr, want) || strings.Contains(r.stderr, "DO $$") || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("stderr = %q, want one line starting %q", r.stderr, want)
+	}
+}

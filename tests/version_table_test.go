@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -205,4 +206,42 @@ func TestVersionTableOption(t *testing.T) {
 	if err := d.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE '%version%'").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("version tables = %d, %v; want only sync_tool_versions", n, err)
 	}
+}
+
+// TestLegacyHistoryPlainGoose: the plain goose command on a database an
+// earlier gosync build migrated is refused by 00001 before it changes
+// anything, with a hint; `gosync migrate up` then carries the history over
+// (goose's version-0 row already in gosync_db_version), and the plain goose
+// command finds nothing to do.
+func TestLegacyHistoryPlainGoose(t *testing.T) {
+	gooseCLI := gooseBinary(t)
+	d := legacyGosyncDB(t)
+	legacy := history(t, d.Pool, "goose_db_version")
+	catalog := dumpWholeCatalog(t, d.Pool)
+	plainGoose := func() (string, error) {
+		out, err := exec.Command(gooseCLI, "-table", "gosync_db_version", "-dir", "../sql/migrations", "postgres", d.URL, "up").CombinedOutput()
+		return string(out), err
+	}
+	if out, err := plainGoose(); err == nil || !strings.Contains(out, "gosync's migrations already ran on this database") {
+		t.Fatalf("plain goose on a legacy database: %v\n%s\nwant the 00001 refusal", err, out)
+	}
+	if got := dumpWholeCatalog(t, d.Pool); got != catalog {
+		t.Fatalf("the refused run changed the catalog:\n%s", lineDiff(catalog, got))
+	}
+	if v := recordedVersion(t, d.Pool, "gosync_db_version"); v != 0 {
+		t.Fatalf("the refused run recorded version %d", v)
+	}
+	r := gosyncCLI(t, "--db", d.URL, "migrate", "up")
+	wantCode(t, r, 0, "migrate up")
+	if !strings.Contains(r.stdout, "no pending migrations") {
+		t.Fatalf("migrate up on a legacy database ran migrations:\n%s", r.stdout)
+	}
+	if v := recordedVersion(t, d.Pool, "gosync_db_version"); v != 6 {
+		t.Fatalf("gosync_db_version records %d after the carry-over, want 6", v)
+	}
+	if out, err := plainGoose(); err != nil || !strings.Contains(out, "no migrations to run") {
+		t.Fatalf("plain goose after the carry-over: %v\n%s", err, out)
+	}
+	assertHistory(t, d.Pool, "goose_db_version", legacy)
+	assertFreshCatalog(t, d)
 }

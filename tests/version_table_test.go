@@ -186,8 +186,9 @@ func TestAppHistoryNotTakenForGosyncs(t *testing.T) {
 	assertHistory(t, d.Pool, "goose_db_version", legacy)
 }
 
-// TestVersionTableOption: WithVersionTable records gosync's history where
-// asked; a name that is not a plain identifier is refused before anything.
+// TestVersionTableOption: WithVersionTable (and the command's
+// --version-table) records gosync's history where asked; a name that is not
+// a plain identifier is refused before anything.
 func TestVersionTableOption(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.NewEmpty(t)
@@ -196,6 +197,16 @@ func TestVersionTableOption(t *testing.T) {
 	}
 	if v := recordedVersion(t, d.Pool, "sync_tool_versions"); v != 6 {
 		t.Fatalf("sync_tool_versions records %d, want 6", v)
+	}
+	r := gosyncCLI(t, "--db", d.URL, "--version-table", "sync_tool_versions", "migrate", "version")
+	wantCode(t, r, 0, "--version-table sync_tool_versions migrate version")
+	if strings.TrimSpace(r.stdout) != "6" {
+		t.Fatalf("gosync --version-table sync_tool_versions migrate version = %q, want 6", r.stdout)
+	}
+	r = gosyncCLI(t, "--db", d.URL, "--version-table", "x;y", "migrate", "status")
+	wantCode(t, r, 1, "--version-table x;y migrate status")
+	if !strings.Contains(r.stderr, "invalid argument: version table") {
+		t.Fatalf("stderr = %q, want the refused version table", r.stderr)
 	}
 	for _, bad := range []string{"", "Gosync", "x; DROP TABLE sync_commits", "public.versions", strings.Repeat("v", 64)} {
 		if _, err := gosync.NewMigrator(ctx, d.Pool, gosync.WithVersionTable(bad)); !errors.Is(err, gosync.ErrInvalidArgument) {

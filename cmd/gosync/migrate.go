@@ -41,7 +41,7 @@ func runMigrate(e env, args []string) error {
 }
 
 func migrate(e env, pool *pgxpool.Pool, what string, asJSON bool) error {
-	p, err := gosync.NewMigrator(e.ctx, pool)
+	p, err := gosync.NewMigrator(e.ctx, pool, gosync.WithVersionTable(e.versionTable))
 	if err != nil {
 		return err
 	}

@@ -167,7 +167,8 @@ func TestLegacyHistoryCarriedOver(t *testing.T) {
 }
 
 // TestAppHistoryNotTakenForGosyncs: goose_db_version holding versions that
-// are not gosync's is never copied, even on a database with gosync objects.
+// are not gosync's is never copied, even on a database with gosync objects;
+// gosync then refuses to run its migrations a second time.
 func TestAppHistoryNotTakenForGosyncs(t *testing.T) {
 	ctx := context.Background()
 	d := legacyGosyncDB(t)
@@ -182,6 +183,10 @@ func TestAppHistoryNotTakenForGosyncs(t *testing.T) {
 	defer p.Close()
 	if v, err := p.GetDBVersion(ctx); err != nil || v != 0 {
 		t.Fatalf("gosync version = %d, %v; want 0 (nothing carried over)", v, err)
+	}
+	// Not migrated twice either: 00001 sees gosync's objects and refuses.
+	if _, err := p.Up(ctx); err == nil || !strings.Contains(err.Error(), "gosync's migrations already ran on this database") {
+		t.Fatalf("up: %v, want the 00001 refusal", err)
 	}
 	assertHistory(t, d.Pool, "goose_db_version", legacy)
 }

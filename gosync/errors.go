@@ -2,6 +2,7 @@ package gosync
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -29,6 +30,11 @@ var (
 	// ErrInvalidArgument is bad input (an empty partition, a negative
 	// watermark, ...), refused before anything was written.
 	ErrInvalidArgument = errors.New("invalid argument")
+
+	// ErrCannotAdopt: migration 00001 found existing sync tables of a shape
+	// gosync cannot use (a missing column, another type or key); the
+	// message names each table and difference, and nothing was changed.
+	ErrCannotAdopt = errors.New("gosync cannot adopt the existing sync tables")
 )
 
 // sqlErrors maps an upstream error message to its sentinel.
@@ -50,6 +56,9 @@ type StorageError struct {
 }
 
 func (e *StorageError) Error() string {
+	if e.Kind == ErrCannotAdopt {
+		return e.PG.Message // names the tables and differences
+	}
 	if e.Kind == ErrInvalidArgument {
 		if e.PG.Code == "22021" {
 			return "invalid argument: a string holds a NUL byte or invalid UTF-8, which Postgres text cannot store (" + e.PG.Message + ")"
@@ -82,6 +91,10 @@ func MapError(err error) error {
 	case "22023", // invalid_parameter_value, raised by sync_assert_*
 		"22021": // character_not_in_repertoire: a NUL byte in a text argument
 		return &StorageError{Kind: ErrInvalidArgument, PG: pg}
+	case "42P16": // invalid_table_definition
+		if strings.HasPrefix(pg.Message, ErrCannotAdopt.Error()) {
+			return &StorageError{Kind: ErrCannotAdopt, PG: pg}
+		}
 	}
 	return err
 }

@@ -2,14 +2,17 @@ package tests
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
+	gosql "github.com/gosync/gosync/sql"
 )
 
 // TestMigrateRoundTripProvider: up, down to zero, up through goose's Provider
@@ -18,7 +21,7 @@ import (
 func TestMigrateRoundTripProvider(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.NewEmpty(t)
-	p, err := gosync.NewMigrator(db.Pool)
+	p, err := gosync.NewMigrator(ctx, db.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,4 +109,18 @@ func gooseBinary(t *testing.T) string {
 		t.Fatalf("build goose CLI: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// latestVersion is the version of the newest embedded migration.
+func latestVersion(t *testing.T) int64 {
+	t.Helper()
+	files, err := fs.Glob(gosql.Migrations(), "*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no migrations: %v", err)
+	}
+	v, err := strconv.ParseInt(strings.SplitN(files[len(files)-1], "_", 2)[0], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

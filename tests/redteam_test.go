@@ -34,33 +34,6 @@ func attackState(t *testing.T, d *pgtest.DB) string {
 	return barrierState(t, d) + " | " + s
 }
 
-// upstreamPush is the upstream server's push statement shape: allocate the
-// seq and insert the commit in one statement, then a change and its scope.
-const upstreamPush = `
-WITH allocated AS (
-  INSERT INTO sync_partitions AS p (partition, max_commit_seq) VALUES ($1, 1)
-  ON CONFLICT (partition) DO UPDATE SET max_commit_seq = p.max_commit_seq + 1
-  RETURNING max_commit_seq)
-INSERT INTO sync_commits (partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms, writer_version)
-SELECT $1, max_commit_seq, 'c', $2, 'a', 0, $3 FROM allocated
-RETURNING commit_seq`
-
-// upstreamPushTx runs the whole upstream-shaped push in tx.
-func upstreamPushTx(ctx context.Context, tx pgx.Tx, partition, id string, version *int64) error {
-	var seq int64
-	if err := tx.QueryRow(ctx, upstreamPush, partition, id, version).Scan(&seq); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO sync_changes VALUES ($1, $2, 0, 'todos', $3, 1, 1, '{"owner": "u1"}', NULL)`, partition, seq, id); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO sync_change_scopes VALUES ($1, 'todos', 'owner', 'u1', $2)`, partition, seq); err != nil {
-		return err
-	}
-	_, err := tx.Exec(ctx, `INSERT INTO sync_push_results VALUES ($1, 'c', $2, '{"status": "applied"}')`, partition, id)
-	return err
-}
-
 // TestRedTeamStaleSnapshotFence: a writer whose REPEATABLE READ or
 // SERIALIZABLE snapshot predates a fence raise (by a declare, or by a schema
 // bump's install) tries to append below the fence through every path. It
@@ -77,8 +50,8 @@ func TestRedTeamStaleSnapshotFence(t *testing.T) {
 			_, err := tx.Exec(ctx, `SELECT sync_append_commit($1, 'c', 'stale', 'a', 0, 1, '{todos}', '{r}', '{1}', '{1}', '{"{}"}', '{NULL}')`, p)
 			return err
 		}},
-		{"upstream-shaped push, writer_version 1", func(tx pgx.Tx, p string) error { return upstreamPushTx(ctx, tx, p, "stale", v(1)) }},
-		{"upstream-shaped push, writer_version NULL", func(tx pgx.Tx, p string) error { return upstreamPushTx(ctx, tx, p, "stale", nil) }},
+		{"upstream-shaped push, writer_version 1", func(tx pgx.Tx, p string) error { _, err := upstreamPushTx(ctx, tx, p, "stale", v(1)); return err }},
+		{"upstream-shaped push, writer_version NULL", func(tx pgx.Tx, p string) error { _, err := upstreamPushTx(ctx, tx, p, "stale", nil); return err }},
 		{"raw INSERT, no allocation", func(tx pgx.Tx, p string) error {
 			_, err := tx.Exec(ctx, `INSERT INTO sync_commits VALUES ($1, (SELECT coalesce(max(commit_seq), 0) + 1 FROM sync_commits WHERE partition = $1), 'c', 'stale', 'a', 0, NULL)`, p)
 			return err
@@ -106,7 +79,8 @@ func TestRedTeamStaleSnapshotFence(t *testing.T) {
 					t.Run(name, func(t *testing.T) {
 						if existing { // the partition has a commit of its v1 writer
 							if err := pgx.BeginFunc(ctx, writer, func(tx pgx.Tx) error {
-								return upstreamPushTx(ctx, tx, partition, "before", v(1))
+								_, err := upstreamPushTx(ctx, tx, partition, "before", v(1))
+								return err
 							}); err != nil {
 								t.Fatal(err)
 							}
@@ -160,7 +134,7 @@ func TestRedTeamWriterTables(t *testing.T) {
 	// push result, registry upsert of last_authenticated_at_ms.
 	if err := pgx.BeginFunc(ctx, writer, func(tx pgx.Tx) error {
 		for i := 1; i <= 3; i++ {
-			if err := upstreamPushTx(ctx, tx, "p1", fmt.Sprintf("c%d", i), v(1)); err != nil {
+			if _, err := upstreamPushTx(ctx, tx, "p1", fmt.Sprintf("c%d", i), v(1)); err != nil {
 				return err
 			}
 		}
@@ -168,7 +142,7 @@ func TestRedTeamWriterTables(t *testing.T) {
 		if err := tx.QueryRow(ctx, `UPDATE sync_partitions SET max_commit_seq = max_commit_seq + 1 WHERE partition = 'p1' RETURNING max_commit_seq`).Scan(&seq); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO sync_commits VALUES ('p1', $1, 'c', 'c4', 'a', 0, 1)`, seq); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO sync_commits VALUES ('p1', $1, 'c', 'cc4', 'a', 0, 1)`, seq); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO sync_partition_registry AS r VALUES ('p1', 'e1', false, 1)

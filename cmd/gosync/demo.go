@@ -53,7 +53,7 @@ func demo(e env, pool *pgxpool.Pool, commits int) error {
 	v2 := gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointRef{{Partition: "p1", Name: todos.Projection}}}
 
 	if err := step("Migrate the sync log (goose, embedded migrations)", func() (string, error) {
-		v, err := gosync.Migrate(ctx, pool)
+		v, err := gosync.Migrate(ctx, pool, gosync.WithVersionTable(e.versionTable))
 		return fmt.Sprintf("database at migration %d", v), err
 	}); err != nil {
 		return err

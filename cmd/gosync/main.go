@@ -20,13 +20,14 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pglocal"
 )
 
 const usage = `gosync — the migration barrier for a sync log shared by several server versions.
 
 Usage:
-  gosync [--db URL] <command> [flags]
+  gosync [--db URL] [--version-table T] <command> [flags]
 
 Commands:
   demo                                   the whole story on a throwaway Postgres, step by step
@@ -43,8 +44,10 @@ Commands:
   db                                     start a throwaway Postgres, print its URL, wait for Ctrl-C
 
 The database is --db, else $DATABASE_URL, else a throwaway local Postgres
-removed on exit. Exit status: 0 ok, 1 failure, 2 bad usage, 3 gate closed or
-checkpoint not activated (stale, unverifiable).
+removed on exit. gosync's migrations are recorded in --version-table
+(default gosync_db_version), never in the application's goose_db_version.
+Exit status: 0 ok, 1 failure, 2 bad usage, 3 gate closed or checkpoint not
+activated (stale, unverifiable).
 `
 
 // usageError is bad input on the command line: exit status 2.
@@ -85,10 +88,11 @@ func oneLine(s string) string {
 
 // env is what a command runs with.
 type env struct {
-	ctx    context.Context
-	dbURL  string
-	stdout io.Writer
-	stderr io.Writer
+	ctx          context.Context
+	dbURL        string
+	versionTable string
+	stdout       io.Writer
+	stderr       io.Writer
 }
 
 type command func(e env, args []string) error
@@ -109,6 +113,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stdout, usage) }
 	dbURL := fs.String("db", os.Getenv("DATABASE_URL"), "Postgres URL (default $DATABASE_URL, else a throwaway local Postgres)")
+	versionTable := fs.String("version-table", gosync.DefaultVersionTable, "the table recording gosync's migrations")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -123,7 +128,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return usagef("unknown command %q (see gosync --help)", fs.Arg(0))
 	}
-	return cmd(env{ctx: ctx, dbURL: *dbURL, stdout: stdout, stderr: stderr}, fs.Args()[1:])
+	return cmd(env{ctx: ctx, dbURL: *dbURL, versionTable: *versionTable, stdout: stdout, stderr: stderr}, fs.Args()[1:])
 }
 
 // flags returns a flag set for a subcommand whose errors are usage errors.

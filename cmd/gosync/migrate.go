@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pressly/goose/v3"
 
 	"github.com/gosync/gosync/gosync"
 )
@@ -38,7 +41,7 @@ func runMigrate(e env, args []string) error {
 }
 
 func migrate(e env, pool *pgxpool.Pool, what string, asJSON bool) error {
-	p, err := gosync.NewMigrator(pool)
+	p, err := gosync.NewMigrator(e.ctx, pool, gosync.WithVersionTable(e.versionTable))
 	if err != nil {
 		return err
 	}
@@ -47,7 +50,7 @@ func migrate(e env, pool *pgxpool.Pool, what string, asJSON bool) error {
 	case "up":
 		results, err := p.Up(e.ctx)
 		if err != nil {
-			return err
+			return migrationError(err)
 		}
 		for _, r := range results {
 			fmt.Fprintf(e.stdout, "applied %s (%s)\n", r.Source.Path, r.Duration.Round(1e6))
@@ -58,7 +61,7 @@ func migrate(e env, pool *pgxpool.Pool, what string, asJSON bool) error {
 	case "down":
 		r, err := p.Down(e.ctx)
 		if err != nil {
-			return err
+			return migrationError(err)
 		}
 		fmt.Fprintf(e.stdout, "rolled back %s\n", r.Source.Path)
 	case "status":
@@ -100,4 +103,18 @@ func migrate(e env, pool *pgxpool.Pool, what string, asJSON bool) error {
 		fmt.Fprintln(e.stdout, current)
 	}
 	return nil
+}
+
+// migrationError is the failing file and the server's error with its hint,
+// instead of goose's message, which repeats the whole failed statement.
+func migrationError(err error) error {
+	var partial *goose.PartialError
+	var pg *pgconn.PgError
+	if !errors.As(err, &partial) || !errors.As(err, &pg) {
+		return err
+	}
+	if pg.Hint != "" {
+		return fmt.Errorf("%s: %w (%s)", partial.Failed.Source.Path, gosync.MapError(pg), pg.Hint)
+	}
+	return fmt.Errorf("%s: %w", partial.Failed.Source.Path, gosync.MapError(pg))
 }

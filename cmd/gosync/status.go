@@ -35,7 +35,7 @@ func requirePartition(e env, s *gosync.Store, partition string) error {
 }
 
 func printStatus(e env, pool *pgxpool.Pool, partition string, asJSON bool) error {
-	p, err := gosync.NewMigrator(pool)
+	p, err := gosync.NewMigrator(e.ctx, pool, gosync.WithVersionTable(e.versionTable))
 	if err != nil {
 		return err
 	}

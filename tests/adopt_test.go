@@ -1,0 +1,318 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gosync/gosync/gosync"
+	"github.com/gosync/gosync/internal/pgtest"
+)
+
+// upstreamDB is an un-migrated database shaped as an upstream 0.22 server
+// leaves it (testdata/upstream_0_22.sql), with its rows when filled.
+func upstreamDB(t *testing.T, filled bool) *pgtest.DB {
+	t.Helper()
+	d := pgtest.NewEmpty(t)
+	execFile(t, d.Pool, "testdata/upstream_0_22.sql")
+	if filled {
+		execFile(t, d.Pool, "testdata/upstream_0_22_rows.sql")
+	}
+	return d
+}
+
+func execFile(t *testing.T, pool *pgxpool.Pool, path string) {
+	t.Helper()
+	sql, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(context.Background(), string(sql)); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// tableColumns lists every table of the current schema but goose's version
+// tables, with its columns in order.
+func tableColumns(t *testing.T, pool *pgxpool.Pool) map[string][]string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `
+		SELECT c.relname::text, array_agg(a.attname::text ORDER BY a.attnum)
+		  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+		 WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
+		   AND c.relname NOT LIKE '%db\_version'
+		 GROUP BY c.relname`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := map[string][]string{}
+	var name string
+	var list []string
+	if _, err := pgx.ForEachRow(rows, []any{&name, &list}, func() error { cols[name] = list; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return cols
+}
+
+// tableRows is the row count and every row of each table in cols, reading
+// only the columns listed: the same rows read the same after columns were
+// added.
+func tableRows(t *testing.T, pool *pgxpool.Pool, cols map[string][]string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(cols)) {
+		idents := make([]string, len(cols[name]))
+		for i, c := range cols[name] {
+			idents[i] = pgx.Identifier{c}.Sanitize()
+		}
+		rows := queryLines(t, pool, fmt.Sprintf("SELECT ROW(%s)::text FROM %s ORDER BY 1",
+			strings.Join(idents, ", "), pgx.Identifier{name}.Sanitize()))
+		n := 0
+		if rows != "" {
+			n = strings.Count(rows, "\n") + 1
+		}
+		fmt.Fprintf(&b, "%s: %d rows\n  %s\n", name, n, strings.ReplaceAll(rows, "\n", "\n  "))
+	}
+	return b.String()
+}
+
+// queryLines runs a query of one text column and joins its rows.
+func queryLines(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), sql, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, sql)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// appTableCatalog is one application table's definition: columns, defaults,
+// constraints, indexes, triggers and privileges.
+func appTableCatalog(t *testing.T, pool *pgxpool.Pool, table string) string {
+	t.Helper()
+	return queryLines(t, pool, `
+		SELECT format('column %s %s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
+		              CASE WHEN a.attnotnull THEN ' not null' ELSE '' END,
+		              coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), ''))
+		  FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+		 WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped
+		UNION ALL SELECT 'constraint ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = $1::regclass
+		UNION ALL SELECT 'index ' || pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid = $1::regclass
+		UNION ALL SELECT 'trigger ' || pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = $1::regclass
+		UNION ALL SELECT 'acl ' || coalesce(relacl::text, 'default') FROM pg_class WHERE oid = $1::regclass
+		ORDER BY 1`, table)
+}
+
+// syncACLs are the privileges on gosync's relations (the roles migration's
+// grants), which the catalog dump leaves out.
+func syncACLs(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	return queryLines(t, pool, `
+		SELECT relname || ' ' || coalesce(relacl::text, 'default') FROM pg_class
+		 WHERE relnamespace = current_schema()::regnamespace AND relname LIKE 'sync\_%' AND relkind IN ('r', 'v')
+		 ORDER BY 1`)
+}
+
+// assertFreshCatalog: d's catalog (tables, keys, indexes, trigger,
+// functions, grants) is exactly a freshly migrated gosync database's.
+func assertFreshCatalog(t *testing.T, d *pgtest.DB) {
+	t.Helper()
+	fresh := pgtest.New(t)
+	if want, got := dumpWholeCatalog(t, fresh.Pool), dumpWholeCatalog(t, d.Pool); got != want {
+		t.Fatalf("adopted catalog differs from a fresh gosync database's:\n%s", lineDiff(want, got))
+	}
+	if want, got := syncACLs(t, fresh.Pool), syncACLs(t, d.Pool); got != want {
+		t.Fatalf("adopted grants differ from a fresh gosync database's:\n%s", lineDiff(want, got))
+	}
+}
+
+func recordedVersion(t *testing.T, pool *pgxpool.Pool, table string) int64 {
+	t.Helper()
+	var v int64
+	if err := pool.QueryRow(context.Background(),
+		"SELECT coalesce(max(version_id), -1) FROM "+pgx.Identifier{table}.Sanitize()+" WHERE is_applied").Scan(&v); err != nil {
+		t.Fatalf("read %s: %v", table, err)
+	}
+	return v
+}
+
+// TestAdoptUpstreamDatabase migrates a filled upstream 0.22 database: every
+// row stays, the application table is untouched, the catalog becomes exactly
+// a fresh gosync database's, and the history goes to gosync_db_version.
+// Down to zero then keeps every table holding rows, and up again restores
+// the fresh catalog.
+func TestAdoptUpstreamDatabase(t *testing.T) {
+	ctx := context.Background()
+	d := upstreamDB(t, true)
+	cols := tableColumns(t, d.Pool)
+	before := tableRows(t, d.Pool, cols)
+	if !strings.Contains(before, "sync_commits: 2 rows") || !strings.Contains(before, "todos: 2 rows") {
+		t.Fatalf("fixture not filled:\n%s", before)
+	}
+	app := appTableCatalog(t, d.Pool, "todos")
+
+	if v, err := gosync.Migrate(ctx, d.Pool); err != nil || v != latestVersion(t) {
+		t.Fatalf("migrate = %d, %v; want %d", v, err, latestVersion(t))
+	}
+	if after := tableRows(t, d.Pool, cols); after != before {
+		t.Fatalf("rows changed by adoption:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	if got := appTableCatalog(t, d.Pool, "todos"); got != app {
+		t.Fatalf("application table changed:\n%s", lineDiff(app, got))
+	}
+	assertFreshCatalog(t, d)
+	if v := recordedVersion(t, d.Pool, "gosync_db_version"); v != latestVersion(t) {
+		t.Fatalf("gosync_db_version records %d, want %d", v, latestVersion(t))
+	}
+	var legacy *string
+	if err := d.Pool.QueryRow(ctx, "SELECT to_regclass('goose_db_version')::text").Scan(&legacy); err != nil || legacy != nil {
+		t.Fatalf("goose_db_version = %v, %v; gosync must not create it", legacy, err)
+	}
+	var writerVersion *int64
+	if err := d.Pool.QueryRow(ctx, "SELECT writer_version FROM sync_commits WHERE commit_seq = 1").Scan(&writerVersion); err != nil || writerVersion != nil {
+		t.Fatalf("adopted commit writer_version = %v, %v; want NULL", writerVersion, err)
+	}
+
+	p, err := gosync.NewMigrator(ctx, d.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.DownTo(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if after := tableRows(t, d.Pool, cols); after != before {
+		t.Fatalf("down to 0 lost upstream rows:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	if got := dumpCatalog(t, d.Pool, "functions"); got != "" {
+		t.Fatalf("down to 0 left gosync functions:\n%s", got)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertFreshCatalog(t, d)
+	if after := tableRows(t, d.Pool, cols); after != before {
+		t.Fatalf("up after down changed rows:\nbefore\n%s\nafter\n%s", before, after)
+	}
+}
+
+// TestAdoptUpstream023Database: an upstream 0.23 server already created the
+// barrier's tables, column and its own fence function and trigger; gosync
+// replaces the function body and ends with a fresh database's catalog.
+func TestAdoptUpstream023Database(t *testing.T) {
+	ctx := context.Background()
+	d := upstreamDB(t, true)
+	execFile(t, d.Pool, "testdata/upstream_0_23_additions.sql")
+	if _, err := gosync.Migrate(ctx, d.Pool); err != nil {
+		t.Fatal(err)
+	}
+	assertFreshCatalog(t, d)
+}
+
+// TestAdoptRefusesIncompatibleTables: an existing sync table gosync cannot
+// use stops the migration with ErrCannotAdopt naming the table and the
+// difference; no table, row or catalog entry changes and no migration is
+// recorded.
+func TestAdoptRefusesIncompatibleTables(t *testing.T) {
+	cases := []struct{ name, breakIt, want string }{
+		{"missing column", "ALTER TABLE sync_clients DROP COLUMN cursor",
+			"sync_clients: column cursor is missing (gosync needs cursor bigint not null)"},
+		{"other primary key", "ALTER TABLE sync_push_results DROP CONSTRAINT sync_push_results_pkey; " +
+			"ALTER TABLE sync_push_results ADD PRIMARY KEY (partition, client_id, client_commit_id, result)",
+			"sync_push_results: primary key is (partition, client_id, client_commit_id, result), gosync needs (partition, client_id, client_commit_id)"},
+		{"no primary key", "ALTER TABLE sync_commits DROP CONSTRAINT sync_commits_pkey",
+			"sync_commits: has no primary key, gosync needs (partition, commit_seq)"},
+		{"other type", "ALTER TABLE sync_changes ALTER COLUMN scopes TYPE text",
+			"sync_changes: column scopes is text not null, gosync needs jsonb not null"},
+		{"nullable", "ALTER TABLE sync_partitions ALTER COLUMN max_commit_seq DROP NOT NULL",
+			"sync_partitions: column max_commit_seq is bigint, gosync needs bigint not null"},
+		{"required extra column", "ALTER TABLE sync_blob_refs ADD COLUMN size bigint NOT NULL DEFAULT 0; " +
+			"ALTER TABLE sync_blob_refs ALTER COLUMN size DROP DEFAULT",
+			"sync_blob_refs: column size is not null without a default, and gosync never writes it"},
+		{"not a table", "CREATE VIEW sync_tombstones AS SELECT 1 AS x",
+			"sync_tombstones is not a table (relkind v)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			d := upstreamDB(t, true)
+			if _, err := d.Pool.Exec(ctx, tc.breakIt); err != nil {
+				t.Fatal(err)
+			}
+			cols := tableColumns(t, d.Pool)
+			rows, catalog, app := tableRows(t, d.Pool, cols), dumpWholeCatalog(t, d.Pool), appTableCatalog(t, d.Pool, "todos")
+
+			_, err := gosync.Migrate(ctx, d.Pool)
+			if !errors.Is(err, gosync.ErrCannotAdopt) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("migrate: %v\nwant ErrCannotAdopt naming %q", err, tc.want)
+			}
+			if got := dumpWholeCatalog(t, d.Pool); got != catalog {
+				t.Fatalf("a refused adoption changed the catalog:\n%s", lineDiff(catalog, got))
+			}
+			if got := tableRows(t, d.Pool, cols); got != rows {
+				t.Fatalf("a refused adoption changed rows:\nbefore\n%s\nafter\n%s", rows, got)
+			}
+			if got := appTableCatalog(t, d.Pool, "todos"); got != app {
+				t.Fatalf("a refused adoption changed the application table:\n%s", lineDiff(app, got))
+			}
+			if v := recordedVersion(t, d.Pool, "gosync_db_version"); v != 0 {
+				t.Fatalf("a refused adoption recorded version %d", v)
+			}
+		})
+	}
+}
+
+// TestAdoptWithGooseCLI: the documented plain-goose command adopts a filled
+// upstream database the same way, and goose down-to 0 keeps the upstream
+// tables and their rows.
+func TestAdoptWithGooseCLI(t *testing.T) {
+	goose := gooseBinary(t)
+	d := upstreamDB(t, true)
+	cols := tableColumns(t, d.Pool)
+	before := tableRows(t, d.Pool, cols)
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(goose, append([]string{"-table", "gosync_db_version", "-dir", "../sql/migrations", "postgres", d.URL}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("goose %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	run("up")
+	assertFreshCatalog(t, d)
+	run("down-to", "0")
+	if after := tableRows(t, d.Pool, cols); after != before {
+		t.Fatalf("goose down-to 0 lost upstream rows:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	run("up")
+	assertFreshCatalog(t, d)
+}
+
+// TestAdoptRefusalCLI: `gosync migrate up` reports a refused adoption as one
+// line naming the file, the table and the difference, not goose's dump of
+// the statement.
+func TestAdoptRefusalCLI(t *testing.T) {
+	d := upstreamDB(t, true)
+	if _, err := d.Pool.Exec(context.Background(), "ALTER TABLE sync_clients DROP COLUMN cursor"); err != nil {
+		t.Fatal(err)
+	}
+	r := gosyncCLI(t, "--db", d.URL, "migrate", "up")
+	wantCode(t, r, 1, "migrate up")
+	want := "gosync: 00001_sync_log.sql: gosync cannot adopt the existing sync tables: " +
+		"sync_clients: column cursor is missing (gosync needs cursor bigint not null)"
+	if !strings.HasPrefix(r.stderr, want) || strings.Contains(r.stderr, "DO $$") || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("stderr = %q, want one line starting %q", r.stderr, want)
+	}
+}

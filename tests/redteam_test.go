@@ -145,6 +145,10 @@ func TestRedTeamWriterTables(t *testing.T) {
 		if _, err := tx.Exec(ctx, `INSERT INTO sync_commits VALUES ('p1', $1, 'c', 'cc4', 'a', 0, 1)`, seq); err != nil {
 			return err
 		}
+		// One statement with sibling CTEs (commit and changes together) too.
+		if _, err := tx.Exec(ctx, bareAppend, "p0", "c", "one-statement", []string{"r1", "r2"}); err != nil {
+			return err
+		}
 		_, err := tx.Exec(ctx, `INSERT INTO sync_partition_registry AS r VALUES ('p1', 'e1', false, 1)
 			ON CONFLICT (partition) DO UPDATE SET last_authenticated_at_ms = EXCLUDED.last_authenticated_at_ms`)
 		return err

@@ -35,8 +35,7 @@ AS $$
     SELECT * FROM functions
      WHERE proname IN ('sync_install_checkpoint', 'sync_declare_checkpoint', 'sync_claim_checkpoint',
                        'sync_advance_checkpoint', 'sync_activate_checkpoint', 'sync_set_schema_version',
-                       'sync_begin_schema_change', 'sync_prune_log', 'sync_rotate_log_epoch',
-                       'sync_changes_follow_commit')
+                       'sync_begin_schema_change', 'sync_prune_log', 'sync_rotate_log_epoch')
   ), roles AS (
     SELECT r.oid, r.rolname FROM pg_roles r
      WHERE r.rolname IN ('sync_reader', 'sync_writer', 'sync_backfill', 'sync_admin')
@@ -87,8 +86,8 @@ AS $$
          'owner ' || coalesce((SELECT pg_get_userbyid(relowner) FROM triggers WHERE tgname = 'sync_commits_writer_fence'), 'unknown')
   UNION ALL
   SELECT 'privileged functions are SECURITY DEFINER with a pinned search_path',
-         count(*) = 10 AND bool_and(prosecdef AND pinned),
-         count(*) || ' of 10 found; not hardened: ' || coalesce(string_agg(proname, ', ') FILTER (WHERE NOT prosecdef OR NOT pinned), 'none')
+         count(*) = 9 AND bool_and(prosecdef AND pinned),
+         count(*) || ' of 9 found; not hardened: ' || coalesce(string_agg(proname, ', ') FILTER (WHERE NOT prosecdef OR NOT pinned), 'none')
     FROM privileged
   UNION ALL
   SELECT 'PUBLIC cannot execute privileged functions',
@@ -96,10 +95,11 @@ AS $$
          'executable by PUBLIC: ' || coalesce(string_agg(proname, ', ') FILTER (WHERE has_function_privilege('public', oid, 'EXECUTE')), 'none')
     FROM privileged
   UNION ALL
-  SELECT 'functions pin their search_path (but the inlined ones)',
+  SELECT 'functions pin their search_path (but the inlined ones and the row triggers)',
          coalesce(bool_and(pinned), true),
          'not pinned: ' || coalesce(string_agg(proname, ', '), 'none')
-    FROM functions WHERE NOT pinned AND proname NOT IN ('sync_serve_gate', 'sync_xid_is_current')
+    FROM functions WHERE NOT pinned
+     AND proname NOT IN ('sync_serve_gate', 'sync_xid_is_current', 'sync_changes_follow_commit')
   UNION ALL
   SELECT 'sync roles cannot write the fence, the checkpoints, the marker, the horizon or the epoch',
          NOT EXISTS (SELECT 1 FROM writers),

@@ -19,10 +19,12 @@
 --   authentication), no longer the horizon, the epoch or LOCK TABLE; PUBLIC
 --   loses CREATE on the public schema.
 -- * The fence trigger drops its per-row SET search_path: it reads its tables
---   by schema-qualified name (the schema is written in at migration time).
+--   by schema-qualified name (the schema is written in at migration time),
+--   as the new change trigger does.
 --
 -- Function bodies are verbatim copies of sql/functions/*.sql as of this
--- migration (syncular_writer_fence with @extschema@ replaced by this schema);
+-- migration (the two trigger functions with @extschema@ replaced by this
+-- schema);
 -- Down restores the bodies of 00003/00004/00006.
 
 -- +goose Up
@@ -52,7 +54,7 @@ $$;
 -- +goose StatementBegin
 DO $migrate$
 BEGIN
-  EXECUTE replace($fence$CREATE OR REPLACE FUNCTION syncular_writer_fence()
+  EXECUTE replace($fn$CREATE OR REPLACE FUNCTION syncular_writer_fence()
 RETURNS trigger
 LANGUAGE plpgsql
 AS $$
@@ -90,33 +92,33 @@ BEGIN
   END IF;
   RETURN NEW;
 END;
-$$;$fence$, '@extschema@', quote_ident(current_schema()));
+$$;$fn$, '@extschema@', quote_ident(current_schema()));
 END;
 $migrate$;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
-CREATE OR REPLACE FUNCTION sync_changes_follow_commit()
+DO $migrate$
+BEGIN
+  EXECUTE replace($fn$CREATE OR REPLACE FUNCTION sync_changes_follow_commit()
 RETURNS trigger
 LANGUAGE plpgsql
 AS $$
-DECLARE
-  orphan record;
 BEGIN
-  SELECT a.partition, a.commit_seq INTO orphan
-    FROM (SELECT DISTINCT n.partition, n.commit_seq FROM added n) a
-    LEFT JOIN sync_commits c ON c.partition = a.partition AND c.commit_seq = a.commit_seq
-   WHERE c.partition IS NULL OR NOT sync_xid_is_current(c.xmin)
-   LIMIT 1;
-  IF FOUND THEN
+  IF NOT coalesce((SELECT @extschema@.sync_xid_is_current(c.xmin)
+                     FROM @extschema@.sync_commits c
+                    WHERE c.partition OPERATOR(pg_catalog.=) NEW.partition
+                      AND c.commit_seq OPERATOR(pg_catalog.=) NEW.commit_seq), false) THEN
     RAISE EXCEPTION 'sync.storage.change_without_commit'
-      USING DETAIL = format('%s: partition %L has no commit %s appended by this transaction',
-                            TG_TABLE_NAME, orphan.partition, orphan.commit_seq),
+      USING DETAIL = pg_catalog.format('%s: partition %L has no commit %s appended by this transaction',
+                                       TG_TABLE_NAME, NEW.partition, NEW.commit_seq),
             HINT = 'Insert changes in the transaction that appends their commit (sync_append_commit does both).';
   END IF;
   RETURN NULL;
 END;
-$$;
+$$;$fn$, '@extschema@', quote_ident(current_schema()));
+END;
+$migrate$;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
@@ -456,8 +458,7 @@ AS $$
     SELECT * FROM functions
      WHERE proname IN ('sync_install_checkpoint', 'sync_declare_checkpoint', 'sync_claim_checkpoint',
                        'sync_advance_checkpoint', 'sync_activate_checkpoint', 'sync_set_schema_version',
-                       'sync_begin_schema_change', 'sync_prune_log', 'sync_rotate_log_epoch',
-                       'sync_changes_follow_commit')
+                       'sync_begin_schema_change', 'sync_prune_log', 'sync_rotate_log_epoch')
   ), roles AS (
     SELECT r.oid, r.rolname FROM pg_roles r
      WHERE r.rolname IN ('sync_reader', 'sync_writer', 'sync_backfill', 'sync_admin')
@@ -508,8 +509,8 @@ AS $$
          'owner ' || coalesce((SELECT pg_get_userbyid(relowner) FROM triggers WHERE tgname = 'sync_commits_writer_fence'), 'unknown')
   UNION ALL
   SELECT 'privileged functions are SECURITY DEFINER with a pinned search_path',
-         count(*) = 10 AND bool_and(prosecdef AND pinned),
-         count(*) || ' of 10 found; not hardened: ' || coalesce(string_agg(proname, ', ') FILTER (WHERE NOT prosecdef OR NOT pinned), 'none')
+         count(*) = 9 AND bool_and(prosecdef AND pinned),
+         count(*) || ' of 9 found; not hardened: ' || coalesce(string_agg(proname, ', ') FILTER (WHERE NOT prosecdef OR NOT pinned), 'none')
     FROM privileged
   UNION ALL
   SELECT 'PUBLIC cannot execute privileged functions',
@@ -517,10 +518,11 @@ AS $$
          'executable by PUBLIC: ' || coalesce(string_agg(proname, ', ') FILTER (WHERE has_function_privilege('public', oid, 'EXECUTE')), 'none')
     FROM privileged
   UNION ALL
-  SELECT 'functions pin their search_path (but the inlined ones)',
+  SELECT 'functions pin their search_path (but the inlined ones and the row triggers)',
          coalesce(bool_and(pinned), true),
          'not pinned: ' || coalesce(string_agg(proname, ', '), 'none')
-    FROM functions WHERE NOT pinned AND proname NOT IN ('sync_serve_gate', 'sync_xid_is_current')
+    FROM functions WHERE NOT pinned
+     AND proname NOT IN ('sync_serve_gate', 'sync_xid_is_current', 'sync_changes_follow_commit')
   UNION ALL
   SELECT 'sync roles cannot write the fence, the checkpoints, the marker, the horizon or the epoch',
          NOT EXISTS (SELECT 1 FROM writers),
@@ -533,11 +535,9 @@ $$;
 -- +goose StatementEnd
 
 CREATE TRIGGER sync_changes_follow_commit
-AFTER INSERT ON sync_changes REFERENCING NEW TABLE AS added
-FOR EACH STATEMENT EXECUTE FUNCTION sync_changes_follow_commit();
+AFTER INSERT ON sync_changes FOR EACH ROW EXECUTE FUNCTION sync_changes_follow_commit();
 CREATE TRIGGER sync_change_scopes_follow_commit
-AFTER INSERT ON sync_change_scopes REFERENCING NEW TABLE AS added
-FOR EACH STATEMENT EXECUTE FUNCTION sync_changes_follow_commit();
+AFTER INSERT ON sync_change_scopes FOR EACH ROW EXECUTE FUNCTION sync_changes_follow_commit();
 
 -- WHEN keeps a legal allocation (+1), lock or fence raise (unchanged) and
 -- prune (horizon up to the head) from calling any function at all.
@@ -553,22 +553,24 @@ WHEN (NEW.max_commit_seq NOT IN (0, 1) OR NEW.horizon_seq <> 0)
 EXECUTE FUNCTION sync_partitions_guard();
 
 -- Re-harden what CREATE OR REPLACE reset (it drops SET and SECURITY
--- DEFINER): the same rules as 00006, plus the new functions. The fence and
--- sync_xid_is_current stay unpinned (qualified names; the latter must inline).
+-- DEFINER): the same rules as 00006, plus the new functions. The two row
+-- triggers of the log and sync_xid_is_current stay unpinned (qualified
+-- names; the latter must inline).
 -- +goose StatementBegin
 DO $$
 DECLARE
   f regprocedure;
   definer text[] := ARRAY['sync_install_checkpoint', 'sync_declare_checkpoint', 'sync_claim_checkpoint',
     'sync_advance_checkpoint', 'sync_activate_checkpoint', 'sync_set_schema_version',
-    'sync_begin_schema_change', 'sync_prune_log', 'sync_rotate_log_epoch', 'sync_changes_follow_commit'];
+    'sync_begin_schema_change', 'sync_prune_log', 'sync_rotate_log_epoch'];
 BEGIN
   FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
             WHERE p.pronamespace = current_schema()::regnamespace
               AND (p.proname LIKE 'sync\_%' OR p.proname = 'syncular_writer_fence')
   LOOP
     EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
-    IF split_part(f::text, '(', 1) IN ('sync_serve_gate', 'sync_xid_is_current', 'syncular_writer_fence') THEN
+    IF split_part(f::text, '(', 1) IN ('sync_serve_gate', 'sync_xid_is_current', 'syncular_writer_fence',
+                                       'sync_changes_follow_commit') THEN
       EXECUTE format('ALTER FUNCTION %s RESET search_path', f);
     ELSE
       EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f, current_schema());

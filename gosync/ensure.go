@@ -23,18 +23,6 @@ var (
 	ErrLockBusy = errors.New("schema change: the migration lock stayed busy")
 )
 
-// CheckpointDeclaration is a backfill checkpoint the running server knows
-// about: installed by its schema bump, and accepted as pending by its gate.
-type CheckpointDeclaration struct {
-	Partition     string
-	Name          string
-	SchemaVersion int64
-}
-
-func (d CheckpointDeclaration) ref() CheckpointRef {
-	return CheckpointRef{Partition: d.Partition, Name: d.Name}
-}
-
 // SchemaChangeOptions tune EnsureSchema's schema bump.
 type SchemaChangeOptions struct {
 	// DDL runs inside the bump transaction, after the migration lock and
@@ -130,21 +118,20 @@ func (s *Store) checkIncomplete(ctx context.Context, version int64, declared []C
 	if err != nil {
 		return err
 	}
-	rows, err := s.q.IncompleteCheckpoints(ctx, s.conn, v)
+	decl, err := encodeDeclarations(declared)
+	if err != nil {
+		return err
+	}
+	r, err := s.q.FirstUndeclaredIncomplete(ctx, s.conn, db.FirstUndeclaredIncompleteParams{SchemaVersion: v,
+		DeclaredNames: decl.Names, DeclaredPartitions: decl.Partitions, DeclaredPartitionNames: decl.PartitionNames})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
 	if err != nil {
 		return MapError(err)
 	}
-	refs := make([]CheckpointRef, len(declared))
-	for i, d := range declared {
-		refs[i] = d.ref()
-	}
-	for _, r := range rows {
-		if !containsRef(refs, CheckpointRef{Partition: r.Partition, Name: r.Name}) {
-			return fmt.Errorf("%w: checkpoint %q of partition %q at schema version %d is not activated and not declared by this server",
-				ErrCheckpointIncomplete, r.Name, r.Partition, version)
-		}
-	}
-	return nil
+	return fmt.Errorf("%w: checkpoint %q of partition %q at schema version %d is not activated and not declared by this server",
+		ErrCheckpointIncomplete, r.Name, r.Partition, version)
 }
 
 // checkSameVersion: version equality is not layout equality. A marker
@@ -207,6 +194,9 @@ func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDe
 			return MapError(err)
 		}
 		for _, d := range declared {
+			if d.AllPartitions {
+				return fmt.Errorf("%w: declaration of %q: the schema bump does not install all-partition declarations yet", ErrInvalidArgument, d.Name)
+			}
 			v, err := int32Arg("schema_version", d.SchemaVersion)
 			if err != nil {
 				return err

@@ -12,18 +12,18 @@ import (
 
 // Server is what a running server knows about itself, for the gate.
 type Server struct {
-	SchemaVersion int64           // the running schema version; every commit carries it
-	Declared      []CheckpointRef // checkpoints this server knows; others pending close the gate
-	ExpectedEpoch string          // the client's log epoch, "" when it has none
+	SchemaVersion int64                   // the running schema version; every commit carries it
+	Declared      []CheckpointDeclaration // checkpoints this server knows; others pending close the gate
+	ExpectedEpoch string                  // the client's log epoch, "" when it has none
 }
 
-// gate reads the gate inside tx and applies the refusal rule.
+// gate applies the refusal rule inside tx.
 func (s *Store) gate(ctx context.Context, tx pgx.Tx, partition string, srv Server) error {
-	g, err := s.WithTx(tx).ReadServeGate(ctx, partition, srv.SchemaVersion)
+	r, err := s.WithTx(tx).ServeCheck(ctx, partition, srv)
 	if err != nil {
 		return err
 	}
-	if r := EvaluateGate(g, srv.SchemaVersion, srv.Declared, partition, srv.ExpectedEpoch); r != nil {
+	if r != nil {
 		return &NotReadyError{Refusal: *r}
 	}
 	return nil

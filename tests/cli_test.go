@@ -97,8 +97,15 @@ func TestCLICheckpointsStatusGate(t *testing.T) {
 		Applied bool  `json:"applied"`
 	}
 	cli(0, "migrate", "status", "--json").json(t, &migrations)
-	if len(migrations) != int(version["latest"]) || !migrations[0].Applied {
+	// Versions may have gaps (numbers reserved by parallel work): the last
+	// listed is the latest, and every one is applied.
+	if len(migrations) < 6 || migrations[len(migrations)-1].Version != version["latest"] {
 		t.Fatalf("migrate status = %+v", migrations)
+	}
+	for _, m := range migrations {
+		if !m.Applied {
+			t.Fatalf("migrate status = %+v: %d not applied", migrations, m.Version)
+		}
 	}
 
 	type row struct {

@@ -37,7 +37,7 @@ func readyDB(t *testing.T) (*pgtest.DB, *gosync.Store) {
 	return d, s
 }
 
-var serverV2 = gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointRef{{Partition: "p1", Name: "todos_by_owner"}}}
+var serverV2 = gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointDeclaration{todosByOwner}}
 
 func TestPushAppendsCommitChangesAndScopes(t *testing.T) {
 	ctx := context.Background()

@@ -106,17 +106,18 @@ func TestRolePrivileges(t *testing.T) {
 		{"prune the log", `SELECT sync_prune_log('p2', 0)`},
 		{"read the status view", `SELECT count(*) FROM sync_barrier_status`},
 		{"read the serve gate", `SELECT * FROM sync_serve_gate('p1', 2)`},
+		{"run the serve check", `SELECT * FROM sync_serve_check('p1', 2)`},
 		{"run the audit", `SELECT count(*) FROM sync_security_audit()`},
 	}
 	matrix := map[string]map[string]string{
 		"sync_writer": {"write a commit below the fence": fenced, "append a commit at the fence": allow,
-			"read the status view": allow, "read the serve gate": allow, "run the audit": allow},
+			"read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
 		"sync_backfill": {"claim a checkpoint": allow, "advance a checkpoint": allow, "activate a checkpoint": allow,
-			"read the status view": allow, "read the serve gate": allow, "run the audit": allow},
+			"read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
 		"sync_admin": {"lower the fence by declaring": noWrite, "lower the fence by installing": noWrite,
 			"claim a checkpoint": allow, "advance a checkpoint": allow, "activate a checkpoint": allow, "bump the schema": allow,
-			"prune the log": allow, "read the status view": allow, "read the serve gate": allow, "run the audit": allow},
-		"sync_reader": {"read the status view": allow, "read the serve gate": allow, "run the audit": allow},
+			"prune the log": allow, "read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
+		"sync_reader": {"read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
 		"":            {}, // a login role with no sync role at all
 	}
 	for group, allowed := range matrix {
@@ -347,7 +348,7 @@ func TestRolesRunTheServices(t *testing.T) {
 		ApplyRange: func(context.Context, pgx.Tx, string, int64, int64) (int64, error) { return 0, nil }}); err != nil {
 		t.Fatalf("backfill as sync_backfill: %v", err)
 	}
-	srv := gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointRef{{Partition: "p1", Name: "proj"}}}
+	srv := gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointDeclaration{{Partition: "p1", Name: "proj", SchemaVersion: 2}}}
 	if _, err := writer.Push(ctx, "p1", todoCommit("v2", 1), srv); err != nil {
 		t.Fatalf("v2 push as sync_writer: %v", err)
 	}

@@ -50,7 +50,7 @@ func demo(e env, pool *pgxpool.Pool, commits int) error {
 		fmt.Fprintf(e.stdout, "   %s  [%s]\n", result, time.Since(t).Round(time.Millisecond))
 		return nil
 	}
-	v2 := gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointRef{{Partition: "p1", Name: todos.Projection}}}
+	v2 := gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointDeclaration{{Partition: "p1", Name: todos.Projection, SchemaVersion: 2}}}
 
 	if err := step("Migrate the sync log (goose, embedded migrations)", func() (string, error) {
 		v, err := gosync.Migrate(ctx, pool)

@@ -17,7 +17,7 @@ func runGate(e env, args []string) error {
 	fs := flags("gate", e)
 	partition := fs.String("partition", "", "partition (required)")
 	running := fs.Int64("running", 0, "the running schema version (required)")
-	declared := fs.String("declared", "", "checkpoints the server declares, as partition/name,...")
+	declared := fs.String("declared", "", "checkpoints the server declares, as partition/name,... (*/name: in every partition)")
 	epoch := fs.String("epoch", "", "the log epoch the client expects")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
@@ -26,27 +26,35 @@ func runGate(e env, args []string) error {
 	if *partition == "" || *running < 1 {
 		return usagef("gate: --partition and --running (>= 1) are required")
 	}
-	var refs []gosync.CheckpointRef
+	srv := gosync.Server{SchemaVersion: *running, ExpectedEpoch: *epoch}
 	for _, d := range strings.Split(*declared, ",") {
 		if d == "" {
 			continue
 		}
 		p, n, ok := strings.Cut(d, "/")
 		if !ok || p == "" || n == "" {
-			return usagef("gate: --declared %q is not partition/name", d)
+			return usagef("gate: --declared %q is not partition/name or */name", d)
 		}
-		refs = append(refs, gosync.CheckpointRef{Partition: p, Name: n})
+		decl := gosync.CheckpointDeclaration{Partition: p, Name: n, SchemaVersion: *running}
+		if p == "*" {
+			decl.Partition, decl.AllPartitions = "", true
+		}
+		srv.Declared = append(srv.Declared, decl)
 	}
 	return e.withPool(func(pool *pgxpool.Pool) error {
 		s := gosync.New(pool)
 		if err := requirePartition(e, s, *partition); err != nil {
 			return err
 		}
+		refusal, err := s.ServeCheck(e.ctx, *partition, srv)
+		if err != nil {
+			return err
+		}
+		// The pending list is for the operator; the verdict above is the rule's.
 		g, err := s.ReadServeGate(e.ctx, *partition, *running)
 		if err != nil {
 			return err
 		}
-		refusal := gosync.EvaluateGate(g, *running, refs, *partition, *epoch)
 		if *asJSON {
 			out := map[string]any{"stored_schema_version": g.StoredSchemaVersion, "log_epoch": nil,
 				"pending": g.Pending, "open": refusal == nil}

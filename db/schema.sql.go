@@ -60,25 +60,38 @@ func (q *Queries) GetSchemaMeta(ctx context.Context, db DBTX) (SyncSchemaMetum, 
 	return i, err
 }
 
-const installCheckpoint = `-- name: InstallCheckpoint :exec
-SELECT sync_install_checkpoint($1, $2, $3, $4::bigint)
+const installCheckpoints = `-- name: InstallCheckpoints :one
+SELECT sync_install_checkpoints(
+  $1::text[] || ARRAY(SELECT p.partition FROM sync_partitions p CROSS JOIN unnest($2::text[]) AS a(n)
+                               ORDER BY a.n, p.partition),
+  $3::text[] || ARRAY(SELECT a.n FROM sync_partitions p CROSS JOIN unnest($2::text[]) AS a(n)
+                          ORDER BY a.n, p.partition),
+  $4, $5::bigint)::integer AS installed
 `
 
-type InstallCheckpointParams struct {
-	Partition     string      `json:"partition"`
-	Name          string      `json:"name"`
+type InstallCheckpointsParams struct {
+	Partitions    []string    `json:"partitions"`
+	AllNames      []string    `json:"all_names"`
+	Names         []string    `json:"names"`
 	SchemaVersion int32       `json:"schema_version"`
 	NowMs         pgtype.Int8 `json:"now_ms"`
 }
 
-func (q *Queries) InstallCheckpoint(ctx context.Context, db DBTX, arg InstallCheckpointParams) error {
-	_, err := db.Exec(ctx, installCheckpoint,
-		arg.Partition,
-		arg.Name,
+// InstallCheckpoints installs declarations by pair (partitions[i], names[i])
+// and, for each of all_names, one in every partition of sync_partitions (the
+// bump holds sync_partitions in EXCLUSIVE mode: the list cannot change under
+// it). Both ARRAY subqueries read the same snapshot in the same order.
+func (q *Queries) InstallCheckpoints(ctx context.Context, db DBTX, arg InstallCheckpointsParams) (int32, error) {
+	row := db.QueryRow(ctx, installCheckpoints,
+		arg.Partitions,
+		arg.AllNames,
+		arg.Names,
 		arg.SchemaVersion,
 		arg.NowMs,
 	)
-	return err
+	var installed int32
+	err := row.Scan(&installed)
+	return installed, err
 }
 
 const physicalColumns = `-- name: PhysicalColumns :many

@@ -193,19 +193,7 @@ func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDe
 		if err := s.q.SetSchemaVersion(ctx, tx, db.SetSchemaVersionParams{SchemaVersion: schema.Version, Layouts: schema.layouts().json()}); err != nil {
 			return MapError(err)
 		}
-		for _, d := range declared {
-			if d.AllPartitions {
-				return fmt.Errorf("%w: declaration of %q: the schema bump does not install all-partition declarations yet", ErrInvalidArgument, d.Name)
-			}
-			v, err := int32Arg("schema_version", d.SchemaVersion)
-			if err != nil {
-				return err
-			}
-			if err := s.q.InstallCheckpoint(ctx, tx, db.InstallCheckpointParams{Partition: d.Partition, Name: d.Name, SchemaVersion: v}); err != nil {
-				return MapError(err)
-			}
-		}
-		return nil
+		return s.installDeclarations(ctx, tx, declared)
 	})
 	// The lock timeout bounds every lock wait of the transaction (the
 	// migration lock, and whatever the DDL needs): any of them is a retry.
@@ -214,4 +202,35 @@ func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDe
 		return fmt.Errorf("%w: %v", ErrLockBusy, err)
 	}
 	return err
+}
+
+// installDeclarations installs every declaration with its fence in one
+// sync_install_checkpoints call per schema version (one call in practice):
+// the bump holds the migration lock for a few statements, however many
+// partitions it declares. An all-partition declaration installs the
+// checkpoint in every partition of sync_partitions.
+func (s *Store) installDeclarations(ctx context.Context, tx pgx.Tx, declared []CheckpointDeclaration) error {
+	var versions []int64
+	byVersion := map[int64][]CheckpointDeclaration{}
+	for _, d := range declared {
+		if _, ok := byVersion[d.SchemaVersion]; !ok {
+			versions = append(versions, d.SchemaVersion)
+		}
+		byVersion[d.SchemaVersion] = append(byVersion[d.SchemaVersion], d)
+	}
+	for _, version := range versions {
+		v, err := int32Arg("schema_version", version)
+		if err != nil {
+			return err
+		}
+		decl, err := encodeDeclarations(byVersion[version])
+		if err != nil {
+			return err
+		}
+		if _, err := s.q.InstallCheckpoints(ctx, tx, db.InstallCheckpointsParams{Partitions: decl.Partitions,
+			Names: decl.PartitionNames, AllNames: decl.Names, SchemaVersion: v}); err != nil {
+			return MapError(err)
+		}
+	}
+	return nil
 }

@@ -4,8 +4,17 @@ SELECT * FROM sync_schema_meta WHERE id = 1;
 -- name: SetSchemaVersion :exec
 SELECT sync_set_schema_version(@schema_version, @layouts);
 
--- name: InstallCheckpoint :exec
-SELECT sync_install_checkpoint(@partition, @name, @schema_version, sqlc.narg('now_ms')::bigint);
+-- InstallCheckpoints installs declarations by pair (partitions[i], names[i])
+-- and, for each of all_names, one in every partition of sync_partitions (the
+-- bump holds sync_partitions in EXCLUSIVE mode: the list cannot change under
+-- it). Both ARRAY subqueries read the same snapshot in the same order.
+-- name: InstallCheckpoints :one
+SELECT sync_install_checkpoints(
+  @partitions::text[] || ARRAY(SELECT p.partition FROM sync_partitions p CROSS JOIN unnest(@all_names::text[]) AS a(n)
+                               ORDER BY a.n, p.partition),
+  @names::text[] || ARRAY(SELECT a.n FROM sync_partitions p CROSS JOIN unnest(@all_names::text[]) AS a(n)
+                          ORDER BY a.n, p.partition),
+  @schema_version, sqlc.narg('now_ms')::bigint)::integer AS installed;
 
 -- The first checkpoint of a version that is not activated and not declared
 -- (by name for every partition, or by pair), set-based: the declarations

@@ -90,6 +90,7 @@ func TestRolePrivileges(t *testing.T) {
 	ops := []op{
 		{"write a commit below the fence", `INSERT INTO sync_commits VALUES ('p1', 100, 'c', 'x', 'a', 0, 1)`},
 		{"append a commit at the fence", `SELECT sync_append_commit('p2', 'c', 'ok', 'a', 0, 2, '{}', '{}', '{}', '{}', '{}', '{}')`},
+		{"push through sync_push", `SELECT * FROM sync_push('p2', 2, NULL, '{proj}', '{}', '{}', 'c', 'ok2', 'a', 0, '{}', '{}', '{}', '{}', '{}', '{}')`},
 		{"update the fence row", `UPDATE sync_writer_fence SET required_writer_version = 1`},
 		{"delete the fence row", `DELETE FROM sync_writer_fence`},
 		{"disable the fence trigger", `ALTER TABLE sync_commits DISABLE TRIGGER sync_commits_writer_fence`},
@@ -111,7 +112,7 @@ func TestRolePrivileges(t *testing.T) {
 		{"run the audit", `SELECT count(*) FROM sync_security_audit()`},
 	}
 	matrix := map[string]map[string]string{
-		"sync_writer": {"write a commit below the fence": fenced, "append a commit at the fence": allow,
+		"sync_writer": {"write a commit below the fence": fenced, "append a commit at the fence": allow, "push through sync_push": allow,
 			"read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
 		"sync_backfill": {"claim a checkpoint": allow, "advance a checkpoint": allow, "activate a checkpoint": allow,
 			"read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},

@@ -14,11 +14,20 @@ import (
 const barrierStatus = `-- name: BarrierStatus :many
 SELECT partition, checkpoint, state, schema_version, fence_version, owner_epoch, watermark, coverage_seq, lag, horizon_seq, observed_rows, updated_at FROM sync_barrier_status
  WHERE ($1::text IS NULL OR partition = $1::text)
+   AND ($2::text IS NULL OR state = $2::text)
  ORDER BY partition, checkpoint
+ LIMIT $3::bigint
 `
 
-func (q *Queries) BarrierStatus(ctx context.Context, db DBTX, partition pgtype.Text) ([]SyncBarrierStatus, error) {
-	rows, err := db.Query(ctx, barrierStatus, partition)
+type BarrierStatusParams struct {
+	Partition pgtype.Text `json:"partition"`
+	State     pgtype.Text `json:"state"`
+	RowLimit  pgtype.Int8 `json:"row_limit"`
+}
+
+// BarrierStatus: the rows, filtered; LIMIT NULL is no limit.
+func (q *Queries) BarrierStatus(ctx context.Context, db DBTX, arg BarrierStatusParams) ([]SyncBarrierStatus, error) {
+	rows, err := db.Query(ctx, barrierStatus, arg.Partition, arg.State, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +48,39 @@ func (q *Queries) BarrierStatus(ctx context.Context, db DBTX, partition pgtype.T
 			&i.HorizonSeq,
 			&i.ObservedRows,
 			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const barrierSummary = `-- name: BarrierSummary :many
+SELECT schema_version, checkpoint, state, partitions, max_lag, slowest_partition, oldest_update, newest_update FROM sync_barrier_summary ORDER BY schema_version DESC, checkpoint, state
+`
+
+func (q *Queries) BarrierSummary(ctx context.Context, db DBTX) ([]SyncBarrierSummary, error) {
+	rows, err := db.Query(ctx, barrierSummary)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SyncBarrierSummary{}
+	for rows.Next() {
+		var i SyncBarrierSummary
+		if err := rows.Scan(
+			&i.SchemaVersion,
+			&i.Checkpoint,
+			&i.State,
+			&i.Partitions,
+			&i.MaxLag,
+			&i.SlowestPartition,
+			&i.OldestUpdate,
+			&i.NewestUpdate,
 		); err != nil {
 			return nil, err
 		}

@@ -168,8 +168,31 @@ func TestCLICheckpointsStatusGate(t *testing.T) {
 		status.Checkpoints[0].FenceVersion == nil || *status.Checkpoints[0].FenceVersion != 2 {
 		t.Fatalf("status = %+v", status)
 	}
-	if r := cli(0, "status"); !strings.Contains(r.stdout, "PARTITION") || !strings.Contains(r.stdout, "proj") {
-		t.Fatalf("status table:\n%s", r.stdout)
+	if r := cli(0, "status"); !strings.Contains(r.stdout, "PARTITIONS") || !strings.Contains(r.stdout, "proj") {
+		t.Fatalf("status summary:\n%s", r.stdout)
+	}
+	var summary struct {
+		Summary []struct {
+			Checkpoint string `json:"checkpoint"`
+			State      string `json:"state"`
+			Partitions int64  `json:"partitions"`
+			MaxLag     int64  `json:"max_lag"`
+		} `json:"summary"`
+	}
+	cli(0, "status", "--json").json(t, &summary)
+	if len(summary.Summary) != 1 || summary.Summary[0].State != "activated" || summary.Summary[0].Partitions != 1 || summary.Summary[0].MaxLag != 0 {
+		t.Fatalf("status summary = %+v", summary)
+	}
+	cli(0, "status", "--state", "backfilling", "--json").json(t, &status)
+	if len(status.Checkpoints) != 0 {
+		t.Fatalf("status --state backfilling = %+v, want no rows", status)
+	}
+	cli(0, "status", "--state", "activated", "--limit", "1", "--json").json(t, &status)
+	if len(status.Checkpoints) != 1 {
+		t.Fatalf("status --state activated --limit 1 = %+v", status)
+	}
+	if r := cli(2, "status", "--state", "finished"); !strings.Contains(r.stderr, "not declared, backfilling or activated") {
+		t.Fatalf("status --state finished: %s", r.stderr)
 	}
 }
 

@@ -32,11 +32,13 @@ Commands:
   demo                                   the whole story on a throwaway Postgres, step by step
   up                                     migrate up, then print the status
   migrate up|down|status|version         goose migrations (embedded)
-  status [--partition P] [--json]        the barrier: fences, checkpoints, watermarks, lag
+  status [--json]                        the barrier summary: per version, projection and state
+  status [--partition P] [--state S] [--limit N] [--json]
+                                         the rows: fences, checkpoints, watermarks, lag
   checkpoint declare|claim --partition P --name N --version V
   checkpoint activate --partition P --name N --epoch E --watermark W [--sources a,b]
   checkpoint list [--partition P] [--json]
-  gate --partition P --running N [--declared p/n,...] [--epoch E] [--json]
+  gate --partition P --running N [--declared p/n,*/n,...] [--epoch E] [--json]
   backfill [--partition P] [--batch N] [--pause D] [--rate R]
                                          fill the example todos_by_owner projection
   db                                     start a throwaway Postgres, print its URL, wait for Ctrl-C

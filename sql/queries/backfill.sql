@@ -4,7 +4,13 @@ SELECT * FROM sync_changes
    AND commit_seq > @after_seq AND commit_seq <= @through_seq
  ORDER BY commit_seq, idx;
 
+-- BarrierStatus: the rows, filtered; LIMIT NULL is no limit.
 -- name: BarrierStatus :many
 SELECT * FROM sync_barrier_status
  WHERE (sqlc.narg('partition')::text IS NULL OR partition = sqlc.narg('partition')::text)
- ORDER BY partition, checkpoint;
+   AND (sqlc.narg('state')::text IS NULL OR state = sqlc.narg('state')::text)
+ ORDER BY partition, checkpoint
+ LIMIT sqlc.narg('row_limit')::bigint;
+
+-- name: BarrierSummary :many
+SELECT * FROM sync_barrier_summary ORDER BY schema_version DESC, checkpoint, state;

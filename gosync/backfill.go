@@ -101,17 +101,31 @@ type Backfill struct {
 // consistent, and a new RunBackfill resumes from the stored watermark under
 // a new epoch. It returns the activated checkpoint.
 func (s *Store) RunBackfill(ctx context.Context, b Backfill) (Checkpoint, error) {
-	if (b.Apply == nil) == (b.ApplyRange == nil) {
-		return Checkpoint{}, fmt.Errorf("%w: a backfill needs exactly one of Apply and ApplyRange", ErrInvalidArgument)
-	}
-	knobs := b.Knobs
-	if knobs == nil {
-		knobs = NewBackfillKnobs(BackfillSettings{})
+	if err := b.validate(); err != nil {
+		return Checkpoint{}, err
 	}
 	cp, err := s.ClaimCheckpoint(ctx, b.Partition, b.Name, b.SchemaVersion)
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	return s.fill(ctx, b, cp)
+}
+
+func (b Backfill) validate() error {
+	if (b.Apply == nil) == (b.ApplyRange == nil) {
+		return fmt.Errorf("%w: a backfill needs exactly one of Apply and ApplyRange", ErrInvalidArgument)
+	}
+	return nil
+}
+
+// fill runs the batches and the activation of a checkpoint cp the caller
+// has just claimed.
+func (s *Store) fill(ctx context.Context, b Backfill, cp Checkpoint) (Checkpoint, error) {
+	knobs := b.Knobs
+	if knobs == nil {
+		knobs = NewBackfillKnobs(BackfillSettings{})
+	}
+	var err error
 	sources := b.Sources
 	if sources == nil {
 		sources = []string{}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
@@ -362,4 +363,51 @@ func TestCLIBackfillKilledAndResumed(t *testing.T) {
 	if diff := projectionDiff(t, d, -1); diff != "" {
 		t.Fatalf("projection after resuming: %s", diff)
 	}
+}
+
+// TestCLIBackfillAllWithSQLFile: a projection of the operator's own,
+// backfilled in every partition by the CLI with its apply step in a SQL
+// file (examples/backfill-sql), equals a rebuild from the whole log.
+func TestCLIBackfillAllWithSQLFile(t *testing.T) {
+	ctx := context.Background()
+	d, _, partitions := fleetDB(t, 6, 400)
+	if _, err := d.Pool.Exec(ctx, `CREATE TABLE todo_titles (partition text, todo_id text, title text, PRIMARY KEY (partition, todo_id));
+		SELECT sync_install_checkpoints(array_agg(partition), array_agg('todo_titles'::text), 2) FROM sync_partitions`); err != nil {
+		t.Fatal(err)
+	}
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--workers", "3", "--batch", "150",
+		"--name", "todo_titles", "--sources", "todos", "--apply", "../examples/backfill-sql/todo_titles.sql")
+	wantCode(t, r, 0, "backfill --all --apply")
+	if !strings.Contains(r.stdout, "6/6 partitions activated") || !strings.Contains(r.stdout, "done: 6 partitions activated by this process") {
+		t.Fatalf("backfill --all output:\n%s", r.stdout)
+	}
+	for _, p := range partitions {
+		var diff string
+		err := d.Pool.QueryRow(ctx, `
+			WITH want AS (
+			  SELECT partition, row_id AS todo_id, convert_from(payload, 'UTF8')::jsonb ->> 'title' AS title
+			    FROM (SELECT DISTINCT ON (row_id) partition, row_id, op, payload FROM sync_changes
+			           WHERE partition = $1 AND tbl = 'todos' ORDER BY row_id, commit_seq DESC, idx DESC) last
+			   WHERE op = 1),
+			have AS (SELECT partition, todo_id, title FROM todo_titles WHERE partition = $1)
+			SELECT coalesce(string_agg(r, '; '), '') FROM (
+			  (SELECT 'missing ' || w::text AS r FROM (SELECT * FROM want EXCEPT SELECT * FROM have) w)
+			  UNION ALL
+			  (SELECT 'extra ' || h::text FROM (SELECT * FROM have EXCEPT SELECT * FROM want) h)) d`, p).Scan(&diff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff != "" {
+			t.Errorf("partition %s: todo_titles differs from a rebuild: %s", p, diff)
+		}
+		cp, err := gosync.New(d.Pool).Checkpoint(ctx, p, "todo_titles")
+		if err != nil || cp.State != gosync.StateActivated {
+			t.Errorf("partition %s: checkpoint %+v, %v", p, cp, err)
+		}
+	}
+	// Bad usage: --apply without --sources, or with the example's name.
+	r = gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--name", "todo_titles", "--apply", "x.sql")
+	wantCode(t, r, 2, "backfill --apply without --sources")
+	r = gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--name", "todo_titles", "--sources", "todos", "--apply", "no-such-file.sql")
+	wantCode(t, r, 2, "backfill --apply of a missing file")
 }

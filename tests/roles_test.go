@@ -100,6 +100,7 @@ func TestRolePrivileges(t *testing.T) {
 		{"lower the fence by installing", `SELECT sync_install_checkpoint('p1', 'lower2', 1)`},
 		{"lower the fence by installing many", `SELECT sync_install_checkpoints('{p1}', '{lower3}', 1)`},
 		{"claim a checkpoint", `SELECT sync_claim_checkpoint('p1', 'proj', 2)`},
+		{"claim the next checkpoint of a fleet", `SELECT * FROM sync_claim_next_checkpoint('proj', 2, 0)`},
 		{"advance a checkpoint", `SELECT sync_advance_checkpoint('p1', 'proj', 0, 0, 0)`},
 		{"activate a checkpoint", `SELECT sync_activate_checkpoint('p1', 'proj', 0, 0, '{}')`},
 		{"edit a checkpoint directly", `UPDATE sync_backfill_checkpoints SET state = 'activated'`},
@@ -114,10 +115,10 @@ func TestRolePrivileges(t *testing.T) {
 	matrix := map[string]map[string]string{
 		"sync_writer": {"write a commit below the fence": fenced, "append a commit at the fence": allow, "push through sync_push": allow,
 			"read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
-		"sync_backfill": {"claim a checkpoint": allow, "advance a checkpoint": allow, "activate a checkpoint": allow,
+		"sync_backfill": {"claim a checkpoint": allow, "claim the next checkpoint of a fleet": allow, "advance a checkpoint": allow, "activate a checkpoint": allow,
 			"read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
 		"sync_admin": {"lower the fence by declaring": noWrite, "lower the fence by installing": noWrite, "lower the fence by installing many": noWrite,
-			"claim a checkpoint": allow, "advance a checkpoint": allow, "activate a checkpoint": allow, "bump the schema": allow,
+			"claim a checkpoint": allow, "claim the next checkpoint of a fleet": allow, "advance a checkpoint": allow, "activate a checkpoint": allow, "bump the schema": allow,
 			"prune the log": allow, "read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
 		"sync_reader": {"read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
 		"":            {}, // a login role with no sync role at all

@@ -40,7 +40,12 @@ Commands:
   checkpoint list [--partition P] [--json]
   gate --partition P --running N [--declared p/n,*/n,...] [--epoch E] [--json]
   backfill [--partition P] [--batch N] [--pause D] [--rate R]
-                                         fill the example todos_by_owner projection
+                                         fill the example todos_by_owner projection in one partition
+  backfill --all [--workers N] [--lease D] [...]
+                                         ... in every partition that declares it, N at a time
+  backfill ... --name N --sources a,b --apply file.sql
+                                         a projection of your own: the batch apply as one SQL
+                                         statement ($1 partition, $2 after seq, $3 through seq, $4 sources)
   db                                     start a throwaway Postgres, print its URL, wait for Ctrl-C
 
 The database is --db, else $DATABASE_URL, else a throwaway local Postgres

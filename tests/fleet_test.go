@@ -1,0 +1,181 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gosync/gosync/gosync"
+	"github.com/gosync/gosync/internal/pgtest"
+	"github.com/gosync/gosync/internal/todos"
+)
+
+// fleetDB seeds n partitions with changes commits each and bumps to v2
+// with todos_by_owner declared in every partition.
+func fleetDB(t *testing.T, n, changes int) (*pgtest.DB, *gosync.Store, []string) {
+	t.Helper()
+	ctx := context.Background()
+	d, s := v1DB(t)
+	partitions := make([]string, n)
+	for i := range partitions {
+		partitions[i] = fmt.Sprintf("f%03d", i)
+		if err := todos.SeedLog(ctx, d.Pool, partitions[i], changes, 40, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	everywhere := []gosync.CheckpointDeclaration{{AllPartitions: true, Name: todos.Projection, SchemaVersion: 2}}
+	if err := s.EnsureSchema(ctx, todosSchema(2), everywhere, todosDDL(2)); err != nil {
+		t.Fatal(err)
+	}
+	return d, s, partitions
+}
+
+// processPool is one "process": its own pool, recognizable by its
+// application_name so the test can kill its backends.
+func processPool(t *testing.T, d *pgtest.DB, name string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = name
+	cfg.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// TestFleetBackfillSurvivesAKilledProcess: three processes run RunBackfills
+// on the same projection at once, two workers each, over 30 partitions.
+// One is killed mid-run — its backends terminated (pg_terminate_backend)
+// and its work abandoned — while it owns partitions. The other two pick
+// those up once their lease runs out. In the end every checkpoint is
+// activated, each by exactly one worker, and every partition's projection
+// equals a rebuild from the log.
+func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
+	ctx := context.Background()
+	d, _, partitions := fleetDB(t, 30, 300)
+	knobs := gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 40, Pause: 15 * time.Millisecond})
+	fleet := func(pool *pgxpool.Pool) gosync.Fleet {
+		return gosync.Fleet{Backfill: gosync.Backfill{Name: todos.Projection, SchemaVersion: 2, Sources: []string{todos.Source},
+			ApplyRange: todos.ApplyRange, Knobs: knobs}, Workers: 2, Lease: 1500 * time.Millisecond, Poll: 100 * time.Millisecond}
+	}
+
+	victimCtx, kill := context.WithCancel(ctx)
+	defer kill()
+	victim := processPool(t, d, "fleet-victim")
+	var victimRes gosync.FleetResult
+	victimDone := make(chan error, 1)
+	go func() {
+		var err error
+		victimRes, err = gosync.New(victim).RunBackfills(victimCtx, fleet(victim))
+		victimDone <- err
+	}()
+	// Kill it once it has activated a partition and owns others mid-fill.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		var owned, activated int
+		if err := d.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state = 'backfilling' AND watermark > 0),
+			count(*) FILTER (WHERE state = 'activated') FROM sync_backfill_checkpoints`).Scan(&owned, &activated); err != nil {
+			t.Fatal(err)
+		}
+		if owned >= 1 && activated >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the victim never got mid-fill")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	var killed int
+	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = 'fleet-victim') k`).Scan(&killed); err != nil {
+		t.Fatal(err)
+	}
+	kill()
+	if err := <-victimDone; err == nil {
+		t.Fatal("the killed process finished without an error")
+	}
+	var orphaned int
+	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM sync_backfill_checkpoints WHERE state = 'backfilling'`).Scan(&orphaned); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("killed %d backends; the victim activated %d partitions and left %d backfilling", killed, len(victimRes.Activated), orphaned)
+	if orphaned == 0 {
+		t.Fatal("the victim left no partition mid-fill: the test proves nothing")
+	}
+
+	var wg sync.WaitGroup
+	results := make([]gosync.FleetResult, 2)
+	errs := make([]error, 2)
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			pool := processPool(t, d, fmt.Sprintf("fleet-%d", i))
+			results[i], errs[i] = gosync.New(pool).RunBackfills(ctx, fleet(pool))
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("process %d: %v", i, err)
+		}
+	}
+
+	activatedBy := map[string]int{}
+	for _, res := range append(results, victimRes) {
+		for _, cp := range res.Activated {
+			activatedBy[cp.Partition]++
+		}
+	}
+	for _, p := range partitions {
+		if activatedBy[p] != 1 {
+			t.Errorf("partition %s activated %d times, want exactly once", p, activatedBy[p])
+		}
+		if diff := projectionDiffIn(t, d, p, -1); diff != "" {
+			t.Errorf("partition %s: projection differs from a rebuild: %s", p, diff)
+		}
+	}
+	var pending int
+	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM sync_backfill_checkpoints WHERE state <> 'activated'`).Scan(&pending); err != nil || pending != 0 {
+		t.Fatalf("%d checkpoints not activated, %v", pending, err)
+	}
+	t.Logf("survivors: %d and %d partitions activated, %d and %d taken over by a peer",
+		len(results[0].Activated), len(results[1].Activated), results[0].Lost, results[1].Lost)
+}
+
+// TestFleetBackfillReports: one aggregate report at least at the end, with
+// the partition counts of the database and this process's changes.
+func TestFleetBackfillReports(t *testing.T) {
+	ctx := context.Background()
+	_, s, partitions := fleetDB(t, 5, 100)
+	var last gosync.FleetProgress
+	res, err := s.RunBackfills(ctx, gosync.Fleet{Backfill: gosync.Backfill{Name: todos.Projection, SchemaVersion: 2,
+		Sources: []string{todos.Source}, ApplyRange: todos.ApplyRange}, Workers: 3,
+		Report: func(p gosync.FleetProgress) { last = p }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Activated) != len(partitions) || res.Changes != int64(100*len(partitions)) {
+		t.Fatalf("result = %d activated, %d changes", len(res.Activated), res.Changes)
+	}
+	if last.PartitionsDone != 5 || last.Total != 5 || last.ChangesDone != 500 || last.ETA != 0 {
+		t.Fatalf("final report = %+v", last)
+	}
+	// Nothing left: a second run ends at once.
+	if again, err := s.RunBackfills(ctx, gosync.Fleet{Backfill: gosync.Backfill{Name: todos.Projection, SchemaVersion: 2,
+		Sources: []string{todos.Source}, ApplyRange: todos.ApplyRange}}); err != nil || len(again.Activated) != 0 {
+		t.Fatalf("second run = %+v, %v", again, err)
+	}
+	if _, err := s.RunBackfills(ctx, gosync.Fleet{Backfill: gosync.Backfill{Name: todos.Projection, SchemaVersion: 2}}); !errors.Is(err, gosync.ErrInvalidArgument) {
+		t.Fatalf("a fleet with no apply: %v, want ErrInvalidArgument", err)
+	}
+}

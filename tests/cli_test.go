@@ -411,3 +411,19 @@ func TestCLIBackfillAllWithSQLFile(t *testing.T) {
 	r = gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--name", "todo_titles", "--sources", "todos", "--apply", "no-such-file.sql")
 	wantCode(t, r, 2, "backfill --apply of a missing file")
 }
+
+// TestCLIDemoPartitions: `gosync demo --partitions N` tells the story on N
+// partitions: one bump declares the projection in all of them, the fleet
+// activates every one, and the summary ends at lag 0.
+func TestCLIDemoPartitions(t *testing.T) {
+	d := pgtest.NewEmpty(t)
+	r := gosyncCLI(t, "--db", d.URL, "demo", "--partitions", "40", "--commits", "2000", "--workers", "2")
+	wantCode(t, r, 0, "demo --partitions 40")
+	for _, want := range []string{"declares the todos_by_owner backfill in all 40 partitions", "40 checkpoints + writer fences",
+		"v2 todos_by_owner declared: 40 partitions", "40 partitions activated", "v2 todos_by_owner activated: 40 partitions, max lag 0",
+		"woken by NOTIFY", "push landed at seq"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("demo output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}

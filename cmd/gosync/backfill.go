@@ -114,12 +114,6 @@ func backfillOne(e env, s *gosync.Store, b gosync.Backfill) (gosync.Checkpoint, 
 	return cp, err
 }
 
-// backfillTodos fills the example projection in one partition.
-func backfillTodos(e env, s *gosync.Store, partition string, version int64, settings gosync.BackfillSettings) (gosync.Checkpoint, error) {
-	return backfillOne(e, s, gosync.Backfill{Partition: partition, Name: todos.Projection, SchemaVersion: version,
-		Sources: []string{todos.Source}, Apply: todos.Apply, Knobs: gosync.NewBackfillKnobs(settings)})
-}
-
 // progressPrinter draws a progress bar on a terminal and prints plain log
 // lines (at most one a second) otherwise.
 type progressPrinter struct {

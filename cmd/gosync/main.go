@@ -29,7 +29,8 @@ Usage:
   gosync [--db URL] <command> [flags]
 
 Commands:
-  demo                                   the whole story on a throwaway Postgres, step by step
+  demo [--partitions N] [--workers W]    the whole story on a throwaway Postgres, step by step
+                                         (on N partitions: one bump, a flat gate, a fleet backfill)
   up                                     migrate up, then print the status
   migrate up|down|status|version         goose migrations (embedded)
   status [--json]                        the barrier summary: per version, projection and state

@@ -142,19 +142,25 @@ type Execer interface {
 // writer at writerVersion would: todos rotate over rows ids, owners over 7
 // users, and 1 change in 13 is a delete. Set-based, for large logs.
 func SeedLog(ctx context.Context, conn Execer, partition string, n, rows int, writerVersion int64) error {
+	return SeedPartitions(ctx, conn, []string{partition}, n, rows, writerVersion)
+}
+
+// SeedPartitions is SeedLog for many partitions in one statement (a demo
+// of 10^5 tenants seeds them all at once).
+func SeedPartitions(ctx context.Context, conn Execer, partitions []string, n, rows int, writerVersion int64) error {
 	_, err := conn.Exec(ctx, `
 WITH base AS (
-  INSERT INTO sync_partitions AS p (partition, max_commit_seq) VALUES ($1, $2)
+  INSERT INTO sync_partitions AS p (partition, max_commit_seq) SELECT unnest($1::text[]), $2
   ON CONFLICT (partition) DO UPDATE SET max_commit_seq = p.max_commit_seq + $2
-  RETURNING max_commit_seq - $2 AS start
+  RETURNING partition, max_commit_seq - $2 AS start
 ), commits AS (
   INSERT INTO sync_commits
-  SELECT $1, start + g, 'seed', 'seed-' || (start + g), 'u0', 0, $4 FROM base, generate_series(1, $2::bigint) g
+  SELECT b.partition, b.start + g, 'seed', 'seed-' || (b.start + g), 'u0', 0, $4 FROM base b, generate_series(1, $2::bigint) g
 )
 INSERT INTO sync_changes
-SELECT $1, start + g, 0, 'todos', 't' || (g % $3), CASE WHEN g % 13 = 0 THEN 2 ELSE 1 END, 1, '{}',
-       convert_to(json_build_object('title', 'todo ' || (start + g), 'owner', 'u' || (g % 7))::text, 'UTF8')
-  FROM base, generate_series(1, $2::bigint) g`, partition, n, rows, writerVersion)
+SELECT b.partition, b.start + g, 0, 'todos', 't' || (g % $3), CASE WHEN g % 13 = 0 THEN 2 ELSE 1 END, 1, '{}',
+       convert_to(json_build_object('title', 'todo ' || (b.start + g), 'owner', 'u' || (g % 7))::text, 'UTF8')
+  FROM base b, generate_series(1, $2::bigint) g`, partitions, n, rows, writerVersion)
 	return err
 }
 

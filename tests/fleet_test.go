@@ -2,12 +2,14 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gosync/gosync/gosync"
@@ -63,12 +65,13 @@ func processPool(t *testing.T, d *pgtest.DB, name string) *pgxpool.Pool {
 func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
 	ctx := context.Background()
 	d, _, partitions := fleetDB(t, 30, 300)
-	knobs := gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 40, Pause: 15 * time.Millisecond})
-	fleet := func(pool *pgxpool.Pool) gosync.Fleet {
+	fleet := func(pause time.Duration) gosync.Fleet {
 		return gosync.Fleet{Backfill: gosync.Backfill{Name: todos.Projection, SchemaVersion: 2, Sources: []string{todos.Source},
-			ApplyRange: todos.ApplyRange, Knobs: knobs}, Workers: 2, Lease: 1500 * time.Millisecond, Poll: 100 * time.Millisecond}
+			ApplyRange: todos.ApplyRange, Knobs: gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 40, Pause: pause})},
+			Workers: 2, Lease: 1500 * time.Millisecond, Poll: 100 * time.Millisecond}
 	}
 
+	activations := listenActivations(t, d)
 	victimCtx, kill := context.WithCancel(ctx)
 	defer kill()
 	victim := processPool(t, d, "fleet-victim")
@@ -76,7 +79,8 @@ func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
 	victimDone := make(chan error, 1)
 	go func() {
 		var err error
-		victimRes, err = gosync.New(victim).RunBackfills(victimCtx, fleet(victim))
+		// Slow batches: a partition takes ≈ 0.6 s, so the kill lands mid-fill.
+		victimRes, err = gosync.New(victim).RunBackfills(victimCtx, fleet(80*time.Millisecond))
 		victimDone <- err
 	}()
 	// Kill it once it has activated a partition and owns others mid-fill.
@@ -120,7 +124,7 @@ func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			pool := processPool(t, d, fmt.Sprintf("fleet-%d", i))
-			results[i], errs[i] = gosync.New(pool).RunBackfills(ctx, fleet(pool))
+			results[i], errs[i] = gosync.New(pool).RunBackfills(ctx, fleet(10*time.Millisecond))
 		}(i)
 	}
 	wg.Wait()
@@ -130,10 +134,15 @@ func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
 		}
 	}
 
-	activatedBy := map[string]int{}
+	// Counted from the activations' NOTIFYs (sent on commit): the victim
+	// may have committed an activation it never got to report.
+	activatedBy := activations()
+	reported := map[string]int{}
 	for _, res := range append(results, victimRes) {
 		for _, cp := range res.Activated {
-			activatedBy[cp.Partition]++
+			if reported[cp.Partition]++; reported[cp.Partition] > 1 {
+				t.Errorf("partition %s reported activated by two workers", cp.Partition)
+			}
 		}
 	}
 	for _, p := range partitions {
@@ -150,6 +159,60 @@ func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
 	}
 	t.Logf("survivors: %d and %d partitions activated, %d and %d taken over by a peer",
 		len(results[0].Activated), len(results[1].Activated), results[0].Lost, results[1].Lost)
+}
+
+// listenActivations collects the NOTIFYs of every activation committed from
+// now on; the returned function waits for the stream to go quiet and counts
+// them per partition.
+func listenActivations(t *testing.T, d *pgtest.DB) func() map[string]int {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	conn, err := pgx.Connect(ctx, d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+gosync.ActivationChannel); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	counts := map[string]int{}
+	last := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				return
+			}
+			var ref gosync.CheckpointRef
+			if json.Unmarshal([]byte(n.Payload), &ref) == nil {
+				mu.Lock()
+				counts[ref.Partition]++
+				last = time.Now()
+				mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done; conn.Close(context.Background()) })
+	return func() map[string]int {
+		for {
+			mu.Lock()
+			quiet := time.Since(last) > 500*time.Millisecond
+			mu.Unlock()
+			if quiet {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		out := map[string]int{}
+		for k, v := range counts {
+			out[k] = v
+		}
+		return out
+	}
 }
 
 // TestFleetBackfillReports: one aggregate report at least at the end, with

@@ -7,12 +7,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
@@ -150,29 +148,7 @@ func TestServeCheckDoesNotScanPending(t *testing.T) {
 		}
 	}, 100_000)
 
-	var mu sync.Mutex
-	var plans []string
-	cfg, err := pgx.ParseConfig(d.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		defer mu.Unlock()
-		plans = append(plans, n.Message)
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for _, s := range []string{"LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
-		"SET auto_explain.log_nested_statements = on", "SET auto_explain.log_analyze = on",
-		"SET auto_explain.log_level = notice"} {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
+	conn, plans := explainingConn(t, d.URL, "SET auto_explain.log_analyze = on")
 	// More than five calls: plpgsql switches to a generic plan after five.
 	for i := 0; i < 8; i++ {
 		var refusal *string
@@ -181,10 +157,9 @@ func TestServeCheckDoesNotScanPending(t *testing.T) {
 			t.Fatalf("serve check = %v, %v; want open", refusal, err)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	var reads int
-	for _, p := range plans {
+	seen := plans()
+	for _, p := range seen {
 		if !strings.Contains(p, "sync_backfill_checkpoints c") {
 			continue
 		}
@@ -203,9 +178,9 @@ func TestServeCheckDoesNotScanPending(t *testing.T) {
 	}
 	// Per call: the own partition, then the names proj, other and the end.
 	if reads < 8*4 {
-		t.Fatalf("auto_explain reported %d reads of the checkpoints, want %d (plans seen: %d)", reads, 8*4, len(plans))
+		t.Fatalf("auto_explain reported %d reads of the checkpoints, want %d (plans seen: %d)", reads, 8*4, len(seen))
 	}
-	t.Logf("plan:\n%s", plans[len(plans)-3])
+	t.Logf("plan:\n%s", seen[len(seen)-3])
 }
 
 // TestServeCheckArguments: bad arguments are refused with 22023.

@@ -92,6 +92,40 @@ func (q *Queries) BarrierSummary(ctx context.Context, db DBTX) ([]SyncBarrierSum
 	return items, nil
 }
 
+const ownBatch = `-- name: OwnBatch :one
+SELECT sync_advance_checkpoint($1, $2, $3, $4, $5, NULL)::boolean AS owned,
+       coalesce((SELECT p.horizon_seq FROM sync_partitions p WHERE p.partition = $1), 0)::bigint AS horizon_seq
+`
+
+type OwnBatchParams struct {
+	Partition    string `json:"partition"`
+	Name         string `json:"name"`
+	OwnerEpoch   int64  `json:"owner_epoch"`
+	Watermark    int64  `json:"watermark"`
+	ObservedRows int64  `json:"observed_rows"`
+}
+
+type OwnBatchRow struct {
+	Owned      bool  `json:"owned"`
+	HorizonSeq int64 `json:"horizon_seq"`
+}
+
+// OwnBatch opens a backfill batch in one round trip: the no-op CAS at the
+// current watermark that takes the checkpoint row as its owner, and the
+// partition's horizon (changes at or below it are pruned).
+func (q *Queries) OwnBatch(ctx context.Context, db DBTX, arg OwnBatchParams) (OwnBatchRow, error) {
+	row := db.QueryRow(ctx, ownBatch,
+		arg.Partition,
+		arg.Name,
+		arg.OwnerEpoch,
+		arg.Watermark,
+		arg.ObservedRows,
+	)
+	var i OwnBatchRow
+	err := row.Scan(&i.Owned, &i.HorizonSeq)
+	return i, err
+}
+
 const sourceChanges = `-- name: SourceChanges :many
 SELECT partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload FROM sync_changes
  WHERE partition = $1 AND tbl = ANY($2::text[])

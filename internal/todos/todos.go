@@ -84,9 +84,10 @@ func Apply(ctx context.Context, tx pgx.Tx, batch []gosync.SourceChange) error {
 
 // ApplyRange is the set-based Apply: it writes the projection for the
 // changes in (after, through] inside the database (the last change of each
-// todo wins) and returns how many source changes it read. Two statements:
-// remove every todo the batch touches, then insert the survivors with a
-// plain INSERT (cheaper than ON CONFLICT for a projection that mostly grows).
+// todo wins) and returns how many source changes it read. Two statements,
+// sent with the planner setting in one round trip: remove every todo the
+// batch touches, then insert the survivors with a plain INSERT (cheaper than
+// ON CONFLICT for a projection that mostly grows).
 func ApplyRange(ctx context.Context, tx pgx.Tx, partition string, after, through int64) (int64, error) {
 	var n int64
 	// The projection grows during the fill while its statistics still say
@@ -94,11 +95,11 @@ func ApplyRange(ctx context.Context, tx pgx.Tx, partition string, after, through
 	// partition plus a filter, once per batch over an ever larger table, is
 	// quadratic. The delete must probe the primary key (todo_id first) for
 	// each touched todo: no sequential scan, and "partition || ''" keeps the
-	// partition off the other index.
-	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-		return 0, err
-	}
-	err := tx.QueryRow(ctx, `
+	// partition off the other index. The three statements travel as one
+	// pipelined batch: one round trip.
+	batch := &pgx.Batch{}
+	batch.Queue("SELECT set_config('enable_seqscan', 'off', true)")
+	batch.Queue(`
 WITH batch AS (
   SELECT row_id FROM sync_changes
    WHERE partition = $1 AND tbl = 'todos' AND commit_seq > $2 AND commit_seq <= $3
@@ -106,11 +107,8 @@ WITH batch AS (
   DELETE FROM todos_by_owner t
    WHERE t.todo_id = ANY (ARRAY(SELECT DISTINCT row_id FROM batch)) AND t.partition || '' = $1
 )
-SELECT count(*) FROM batch`, partition, after, through).Scan(&n)
-	if err != nil {
-		return 0, err
-	}
-	_, err = tx.Exec(ctx, `
+SELECT count(*) FROM batch`, partition, after, through).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+	batch.Queue(`
 INSERT INTO todos_by_owner (partition, todo_id, owner_id, title)
 SELECT $1, row_id, p ->> 'owner', p ->> 'title'
   FROM (SELECT DISTINCT ON (row_id) row_id, op, convert_from(payload, 'UTF8')::jsonb AS p
@@ -118,6 +116,7 @@ SELECT $1, row_id, p ->> 'owner', p ->> 'title'
          WHERE partition = $1 AND tbl = 'todos' AND commit_seq > $2 AND commit_seq <= $3
          ORDER BY row_id, commit_seq DESC, idx DESC) last
  WHERE op = 1`, partition, after, through)
+	err := tx.SendBatch(ctx, batch).Close()
 	return n, err
 }
 

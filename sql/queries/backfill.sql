@@ -14,3 +14,10 @@ SELECT * FROM sync_barrier_status
 
 -- name: BarrierSummary :many
 SELECT * FROM sync_barrier_summary ORDER BY schema_version DESC, checkpoint, state;
+
+-- OwnBatch opens a backfill batch in one round trip: the no-op CAS at the
+-- current watermark that takes the checkpoint row as its owner, and the
+-- partition's horizon (changes at or below it are pruned).
+-- name: OwnBatch :one
+SELECT sync_advance_checkpoint(@partition, @name, @owner_epoch, @watermark, @observed_rows, NULL)::boolean AS owned,
+       coalesce((SELECT p.horizon_seq FROM sync_partitions p WHERE p.partition = @partition), 0)::bigint AS horizon_seq;

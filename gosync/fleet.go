@@ -57,7 +57,8 @@ type FleetResult struct {
 // the next. A checkpoint whose owner stops advancing for f.Lease is claimed
 // again (a crashed process's partitions are picked up). A partition lost to
 // another worker is counted and skipped. Workers end when every checkpoint
-// of the projection is activated; the first other error stops them all.
+// of the projection is activated; the first other error stops them all. A
+// projection declared nowhere at the version is ErrCheckpointNotDeclared.
 func (s *Store) RunBackfills(ctx context.Context, f Fleet) (FleetResult, error) {
 	if err := f.Backfill.validate(); err != nil {
 		return FleetResult{}, err
@@ -65,6 +66,13 @@ func (s *Store) RunBackfills(ctx context.Context, f Fleet) (FleetResult, error) 
 	version, err := int32Arg("schema_version", f.SchemaVersion)
 	if err != nil {
 		return FleetResult{}, err
+	}
+	counts, err := s.q.CheckpointCounts(ctx, s.conn, db.CheckpointCountsParams{Name: f.Name, SchemaVersion: version})
+	if err != nil {
+		return FleetResult{}, MapError(err)
+	}
+	if counts.Total == 0 {
+		return FleetResult{}, fmt.Errorf("%w: no checkpoint %q at schema version %d in any partition", ErrCheckpointNotDeclared, f.Name, version)
 	}
 	if f.Workers < 1 {
 		f.Workers = 1

@@ -241,4 +241,8 @@ func TestFleetBackfillReports(t *testing.T) {
 	if _, err := s.RunBackfills(ctx, gosync.Fleet{Backfill: gosync.Backfill{Name: todos.Projection, SchemaVersion: 2}}); !errors.Is(err, gosync.ErrInvalidArgument) {
 		t.Fatalf("a fleet with no apply: %v, want ErrInvalidArgument", err)
 	}
+	if _, err := s.RunBackfills(ctx, gosync.Fleet{Backfill: gosync.Backfill{Name: "nowhere", SchemaVersion: 2,
+		ApplyRange: todos.ApplyRange}}); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
+		t.Fatalf("a fleet for a projection declared nowhere: %v, want ErrCheckpointNotDeclared", err)
+	}
 }

@@ -69,7 +69,12 @@ func runGate(e env, args []string) error {
 			}
 		} else {
 			fmt.Fprintf(e.stdout, "stored schema version %d, log epoch %q, %d pending\n", g.StoredSchemaVersion, g.LogEpoch, len(g.Pending))
-			for _, p := range g.Pending {
+			const shown = 20 // at 10^5 partitions the list is for --json or `gosync status`
+			for i, p := range g.Pending {
+				if i == shown {
+					fmt.Fprintf(e.stdout, "  ... and %d more\n", len(g.Pending)-shown)
+					break
+				}
 				fmt.Fprintf(e.stdout, "  pending %s/%s\n", p.Partition, p.Name)
 			}
 			if refusal == nil {

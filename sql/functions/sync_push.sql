@@ -7,8 +7,9 @@
 -- and result (sync_append_commit's answer), or the refusal columns of
 -- sync_serve_check and result NULL. A refused push changes nothing: an
 -- existing partition row is only locked; a partition's first push inserts
--- the row (sync_lock_partition) inside a block whose subtransaction a
--- refusal rolls back — a cost only that first push pays.
+-- the row inside a block whose subtransaction a refusal rolls back — a cost
+-- only that first push pays. The lock is always sync_lock_partition's, with
+-- whatever privileges it runs with.
 CREATE OR REPLACE FUNCTION sync_push(
   partition text, running_schema_version integer, expected_log_epoch text,
   declared_names text[], declared_partitions text[], declared_partition_names text[],
@@ -22,9 +23,8 @@ AS $$
 DECLARE
   gate record;
 BEGIN
-  PERFORM sync_assert_key('partition', $1);
-  PERFORM 1 FROM sync_partitions p WHERE p.partition = $1 FOR UPDATE;
-  IF FOUND THEN
+  IF EXISTS (SELECT 1 FROM sync_partitions p WHERE p.partition = $1) THEN
+    PERFORM sync_lock_partition($1); -- the row exists: locks it, writes nothing
     SELECT g.* INTO gate FROM sync_serve_check($1, $2, $3, $4, $5, $6) AS g;
   ELSE
     BEGIN

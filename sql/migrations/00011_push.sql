@@ -17,9 +17,8 @@ AS $$
 DECLARE
   gate record;
 BEGIN
-  PERFORM sync_assert_key('partition', $1);
-  PERFORM 1 FROM sync_partitions p WHERE p.partition = $1 FOR UPDATE;
-  IF FOUND THEN
+  IF EXISTS (SELECT 1 FROM sync_partitions p WHERE p.partition = $1) THEN
+    PERFORM sync_lock_partition($1); -- the row exists: locks it, writes nothing
     SELECT g.* INTO gate FROM sync_serve_check($1, $2, $3, $4, $5, $6) AS g;
   ELSE
     BEGIN

@@ -246,3 +246,68 @@ func TestFleetBackfillReports(t *testing.T) {
 		t.Fatalf("a fleet for a projection declared nowhere: %v, want ErrCheckpointNotDeclared", err)
 	}
 }
+
+// TestClaimNextNeverCollides: 12 connections claim at once from 8 declared
+// checkpoints: 8 claims, 8 distinct partitions, each at epoch 1, and 4 find
+// nothing. Once the owners stop advancing for the lease, a claim takes a
+// checkpoint over with a new epoch.
+func TestClaimNextNeverCollides(t *testing.T) {
+	ctx := context.Background()
+	d := pgtest.New(t)
+	if _, err := d.Pool.Exec(ctx, `SELECT sync_install_checkpoints(array_agg('c' || i), array_agg('proj'::text), 2, 1000)
+		FROM generate_series(0, 7) i`); err != nil {
+		t.Fatal(err)
+	}
+	const claimers = 12
+	conns := make([]*pgx.Conn, claimers)
+	for i := range conns {
+		c, err := pgx.Connect(ctx, d.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		conns[i] = c
+	}
+	start := make(chan struct{})
+	got := make([]string, claimers)
+	epochs := make([]int64, claimers)
+	errs := make([]error, claimers)
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Add(1)
+		go func(i int, c *pgx.Conn) {
+			defer wg.Done()
+			<-start
+			err := c.QueryRow(ctx, `SELECT partition, owner_epoch FROM sync_claim_next_checkpoint('proj', 2, 60000, 2000)`).Scan(&got[i], &epochs[i])
+			if !errors.Is(err, pgx.ErrNoRows) {
+				errs[i] = err
+			}
+		}(i, c)
+	}
+	close(start)
+	wg.Wait()
+	seen := map[string]bool{}
+	for i := range got {
+		if errs[i] != nil {
+			t.Fatalf("claimer %d: %v", i, errs[i])
+		}
+		if got[i] == "" {
+			continue
+		}
+		if seen[got[i]] || epochs[i] != 1 {
+			t.Fatalf("claimer %d got %s at epoch %d: claims collided (%v)", i, got[i], epochs[i], got)
+		}
+		seen[got[i]] = true
+	}
+	if len(seen) != 8 {
+		t.Fatalf("%d distinct claims, want 8 (%v)", len(seen), got)
+	}
+	var p string
+	var epoch int64
+	if err := d.Pool.QueryRow(ctx, `SELECT partition, owner_epoch FROM sync_claim_next_checkpoint('proj', 2, 60000, 30000)`).Scan(&p, &epoch); !errors.Is(err, pgx.ErrNoRows) {
+		t.Fatalf("within the lease: claimed %s at epoch %d, %v; want nothing", p, epoch, err)
+	}
+	if err := d.Pool.QueryRow(ctx, `SELECT partition, owner_epoch FROM sync_claim_next_checkpoint('proj', 2, 60000, 62001)`).Scan(&p, &epoch); err != nil || p != "c0" || epoch != 2 {
+		t.Fatalf("after the lease: claimed %s at epoch %d, %v; want c0 at epoch 2", p, epoch, err)
+	}
+}

@@ -21,10 +21,10 @@ test: deps tools check-generated lint
 	GOOSE_BIN=$(BIN)/goose go test -count=1 -timeout 30m ./...
 	$(MAKE) fuzz FUZZTIME=5s
 
-## fuzz: fuzz the refusal rule and the schema validation (FUZZTIME each, default 30s)
+## fuzz: fuzz the declaration encoding and the schema validation (FUZZTIME each, default 30s)
 FUZZTIME ?= 30s
 fuzz:
-	go test -run '^$$' -fuzz '^FuzzEvaluateGate$$' -fuzztime $(FUZZTIME) ./gosync
+	go test -run '^$$' -fuzz '^FuzzEncodeDeclarations$$' -fuzztime $(FUZZTIME) ./gosync
 	go test -run '^$$' -fuzz '^FuzzSchemaValidate$$' -fuzztime $(FUZZTIME) ./gosync
 
 ## deps: install the Postgres binaries, psql, pgTAP and pg_prove when missing

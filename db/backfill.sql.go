@@ -14,11 +14,20 @@ import (
 const barrierStatus = `-- name: BarrierStatus :many
 SELECT partition, checkpoint, state, schema_version, fence_version, owner_epoch, watermark, coverage_seq, lag, horizon_seq, observed_rows, updated_at FROM sync_barrier_status
  WHERE ($1::text IS NULL OR partition = $1::text)
+   AND ($2::text IS NULL OR state = $2::text)
  ORDER BY partition, checkpoint
+ LIMIT $3::bigint
 `
 
-func (q *Queries) BarrierStatus(ctx context.Context, db DBTX, partition pgtype.Text) ([]SyncBarrierStatus, error) {
-	rows, err := db.Query(ctx, barrierStatus, partition)
+type BarrierStatusParams struct {
+	Partition pgtype.Text `json:"partition"`
+	State     pgtype.Text `json:"state"`
+	RowLimit  pgtype.Int8 `json:"row_limit"`
+}
+
+// BarrierStatus: the rows, filtered; LIMIT NULL is no limit.
+func (q *Queries) BarrierStatus(ctx context.Context, db DBTX, arg BarrierStatusParams) ([]SyncBarrierStatus, error) {
+	rows, err := db.Query(ctx, barrierStatus, arg.Partition, arg.State, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +57,73 @@ func (q *Queries) BarrierStatus(ctx context.Context, db DBTX, partition pgtype.T
 		return nil, err
 	}
 	return items, nil
+}
+
+const barrierSummary = `-- name: BarrierSummary :many
+SELECT schema_version, checkpoint, state, partitions, max_lag, slowest_partition, oldest_update, newest_update FROM sync_barrier_summary ORDER BY schema_version DESC, checkpoint, state
+`
+
+func (q *Queries) BarrierSummary(ctx context.Context, db DBTX) ([]SyncBarrierSummary, error) {
+	rows, err := db.Query(ctx, barrierSummary)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SyncBarrierSummary{}
+	for rows.Next() {
+		var i SyncBarrierSummary
+		if err := rows.Scan(
+			&i.SchemaVersion,
+			&i.Checkpoint,
+			&i.State,
+			&i.Partitions,
+			&i.MaxLag,
+			&i.SlowestPartition,
+			&i.OldestUpdate,
+			&i.NewestUpdate,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ownBatch = `-- name: OwnBatch :one
+SELECT sync_advance_checkpoint($1, $2, $3, $4, $5, NULL)::boolean AS owned,
+       coalesce((SELECT p.horizon_seq FROM sync_partitions p WHERE p.partition = $1), 0)::bigint AS horizon_seq
+`
+
+type OwnBatchParams struct {
+	Partition    string `json:"partition"`
+	Name         string `json:"name"`
+	OwnerEpoch   int64  `json:"owner_epoch"`
+	Watermark    int64  `json:"watermark"`
+	ObservedRows int64  `json:"observed_rows"`
+}
+
+type OwnBatchRow struct {
+	Owned      bool  `json:"owned"`
+	HorizonSeq int64 `json:"horizon_seq"`
+}
+
+// OwnBatch opens a backfill batch in one round trip: the no-op CAS at the
+// current watermark that takes the checkpoint row as its owner, and the
+// partition's horizon (changes at or below it are pruned).
+func (q *Queries) OwnBatch(ctx context.Context, db DBTX, arg OwnBatchParams) (OwnBatchRow, error) {
+	row := db.QueryRow(ctx, ownBatch,
+		arg.Partition,
+		arg.Name,
+		arg.OwnerEpoch,
+		arg.Watermark,
+		arg.ObservedRows,
+	)
+	var i OwnBatchRow
+	err := row.Scan(&i.Owned, &i.HorizonSeq)
+	return i, err
 }
 
 const sourceChanges = `-- name: SourceChanges :many

@@ -65,6 +65,30 @@ func (q *Queries) AdvanceCheckpoint(ctx context.Context, db DBTX, arg AdvanceChe
 	return advanced, err
 }
 
+const checkpointCounts = `-- name: CheckpointCounts :one
+SELECT count(*)::bigint AS total,
+       count(*) FILTER (WHERE state = 'activated')::bigint AS activated
+  FROM sync_backfill_checkpoints
+ WHERE name = $1 AND schema_version = $2
+`
+
+type CheckpointCountsParams struct {
+	Name          string `json:"name"`
+	SchemaVersion int32  `json:"schema_version"`
+}
+
+type CheckpointCountsRow struct {
+	Total     int64 `json:"total"`
+	Activated int64 `json:"activated"`
+}
+
+func (q *Queries) CheckpointCounts(ctx context.Context, db DBTX, arg CheckpointCountsParams) (CheckpointCountsRow, error) {
+	row := db.QueryRow(ctx, checkpointCounts, arg.Name, arg.SchemaVersion)
+	var i CheckpointCountsRow
+	err := row.Scan(&i.Total, &i.Activated)
+	return i, err
+}
+
 const claimCheckpoint = `-- name: ClaimCheckpoint :one
 SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms FROM sync_claim_checkpoint($1, $2, $3, $4::bigint)
 `
@@ -95,6 +119,51 @@ func (q *Queries) ClaimCheckpoint(ctx context.Context, db DBTX, arg ClaimCheckpo
 		&i.UpdatedAtMs,
 	)
 	return i, err
+}
+
+const claimNextCheckpoint = `-- name: ClaimNextCheckpoint :many
+SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms FROM sync_claim_next_checkpoint($1, $2, $3, $4::bigint)
+`
+
+type ClaimNextCheckpointParams struct {
+	Name          string      `json:"name"`
+	SchemaVersion int32       `json:"schema_version"`
+	LeaseMs       int64       `json:"lease_ms"`
+	NowMs         pgtype.Int8 `json:"now_ms"`
+}
+
+func (q *Queries) ClaimNextCheckpoint(ctx context.Context, db DBTX, arg ClaimNextCheckpointParams) ([]SyncBackfillCheckpoint, error) {
+	rows, err := db.Query(ctx, claimNextCheckpoint,
+		arg.Name,
+		arg.SchemaVersion,
+		arg.LeaseMs,
+		arg.NowMs,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SyncBackfillCheckpoint{}
+	for rows.Next() {
+		var i SyncBackfillCheckpoint
+		if err := rows.Scan(
+			&i.Partition,
+			&i.Name,
+			&i.SchemaVersion,
+			&i.State,
+			&i.Watermark,
+			&i.OwnerEpoch,
+			&i.ObservedRows,
+			&i.UpdatedAtMs,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const declareCheckpoint = `-- name: DeclareCheckpoint :one

@@ -7,6 +7,8 @@ package db
 
 import (
 	"context"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const beginSchemaChange = `-- name: BeginSchemaChange :exec
@@ -16,6 +18,104 @@ SELECT sync_begin_schema_change()
 func (q *Queries) BeginSchemaChange(ctx context.Context, db DBTX) error {
 	_, err := db.Exec(ctx, beginSchemaChange)
 	return err
+}
+
+const serveCheck = `-- name: ServeCheck :one
+SELECT coalesce(c.refusal, '')::text AS refusal,
+       c.stored_schema_version::bigint AS stored_schema_version,
+       coalesce(c.checkpoint_partition, '')::text AS checkpoint_partition,
+       coalesce(c.checkpoint_name, '')::text AS checkpoint_name
+  FROM sync_serve_check($1, $2, $3::text,
+         $4::text[], $5::text[], $6::text[])
+       AS c(refusal, stored_schema_version, log_epoch, checkpoint_partition, checkpoint_name)
+`
+
+type ServeCheckParams struct {
+	Partition              string      `json:"partition"`
+	RunningSchemaVersion   int32       `json:"running_schema_version"`
+	ExpectedLogEpoch       pgtype.Text `json:"expected_log_epoch"`
+	DeclaredNames          []string    `json:"declared_names"`
+	DeclaredPartitions     []string    `json:"declared_partitions"`
+	DeclaredPartitionNames []string    `json:"declared_partition_names"`
+}
+
+type ServeCheckRow struct {
+	Refusal             string `json:"refusal"`
+	StoredSchemaVersion int64  `json:"stored_schema_version"`
+	CheckpointPartition string `json:"checkpoint_partition"`
+	CheckpointName      string `json:"checkpoint_name"`
+}
+
+// The refusal rule (sync_serve_check). The alias list names the OUT
+// columns for sqlc; the casts give the generated struct its Go types.
+func (q *Queries) ServeCheck(ctx context.Context, db DBTX, arg ServeCheckParams) (ServeCheckRow, error) {
+	row := db.QueryRow(ctx, serveCheck,
+		arg.Partition,
+		arg.RunningSchemaVersion,
+		arg.ExpectedLogEpoch,
+		arg.DeclaredNames,
+		arg.DeclaredPartitions,
+		arg.DeclaredPartitionNames,
+	)
+	var i ServeCheckRow
+	err := row.Scan(
+		&i.Refusal,
+		&i.StoredSchemaVersion,
+		&i.CheckpointPartition,
+		&i.CheckpointName,
+	)
+	return i, err
+}
+
+const serveCheckAndCursor = `-- name: ServeCheckAndCursor :one
+SELECT coalesce(c.refusal, '')::text AS refusal,
+       c.stored_schema_version::bigint AS stored_schema_version,
+       coalesce(c.checkpoint_partition, '')::text AS checkpoint_partition,
+       coalesce(c.checkpoint_name, '')::text AS checkpoint_name,
+       coalesce((SELECT p.max_commit_seq FROM sync_partitions p WHERE p.partition = $1), 0)::bigint AS cursor
+  FROM sync_serve_check($1, $2, $3::text,
+         $4::text[], $5::text[], $6::text[])
+       AS c(refusal, stored_schema_version, log_epoch, checkpoint_partition, checkpoint_name)
+`
+
+type ServeCheckAndCursorParams struct {
+	Partition              string      `json:"partition"`
+	RunningSchemaVersion   int32       `json:"running_schema_version"`
+	ExpectedLogEpoch       pgtype.Text `json:"expected_log_epoch"`
+	DeclaredNames          []string    `json:"declared_names"`
+	DeclaredPartitions     []string    `json:"declared_partitions"`
+	DeclaredPartitionNames []string    `json:"declared_partition_names"`
+}
+
+type ServeCheckAndCursorRow struct {
+	Refusal             string `json:"refusal"`
+	StoredSchemaVersion int64  `json:"stored_schema_version"`
+	CheckpointPartition string `json:"checkpoint_partition"`
+	CheckpointName      string `json:"checkpoint_name"`
+	Cursor              int64  `json:"cursor"`
+}
+
+// ServeCheckAndCursor: the serve check and the partition's cursor in one
+// statement, so ReadAuthoritative takes its snapshot and reads both in one
+// round trip (in REPEATABLE READ the cursor is that of the whole snapshot).
+func (q *Queries) ServeCheckAndCursor(ctx context.Context, db DBTX, arg ServeCheckAndCursorParams) (ServeCheckAndCursorRow, error) {
+	row := db.QueryRow(ctx, serveCheckAndCursor,
+		arg.Partition,
+		arg.RunningSchemaVersion,
+		arg.ExpectedLogEpoch,
+		arg.DeclaredNames,
+		arg.DeclaredPartitions,
+		arg.DeclaredPartitionNames,
+	)
+	var i ServeCheckAndCursorRow
+	err := row.Scan(
+		&i.Refusal,
+		&i.StoredSchemaVersion,
+		&i.CheckpointPartition,
+		&i.CheckpointName,
+		&i.Cursor,
+	)
+	return i, err
 }
 
 const serveGate = `-- name: ServeGate :one

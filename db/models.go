@@ -34,6 +34,17 @@ type SyncBarrierStatus struct {
 	UpdatedAt     pgtype.Timestamptz `json:"updated_at"`
 }
 
+type SyncBarrierSummary struct {
+	SchemaVersion    int32              `json:"schema_version"`
+	Checkpoint       string             `json:"checkpoint"`
+	State            string             `json:"state"`
+	Partitions       int64              `json:"partitions"`
+	MaxLag           int64              `json:"max_lag"`
+	SlowestPartition string             `json:"slowest_partition"`
+	OldestUpdate     pgtype.Timestamptz `json:"oldest_update"`
+	NewestUpdate     pgtype.Timestamptz `json:"newest_update"`
+}
+
 type SyncBlobRef struct {
 	Partition string `json:"partition"`
 	Tbl       string `json:"tbl"`

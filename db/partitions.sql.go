@@ -22,20 +22,6 @@ func (q *Queries) GetPartition(ctx context.Context, db DBTX, partition string) (
 	return i, err
 }
 
-const lockPartitionForWrite = `-- name: LockPartitionForWrite :one
-SELECT partition, max_commit_seq, horizon_seq FROM sync_lock_partition($1)
-`
-
-// LockPartitionForWrite takes the partition row lock every push takes
-// (creating the row when missing): writers of one partition serialize on it,
-// and activation takes it to exclude pushes.
-func (q *Queries) LockPartitionForWrite(ctx context.Context, db DBTX, partition string) (SyncPartition, error) {
-	row := db.QueryRow(ctx, lockPartitionForWrite, partition)
-	var i SyncPartition
-	err := row.Scan(&i.Partition, &i.MaxCommitSeq, &i.HorizonSeq)
-	return i, err
-}
-
 const partitionKnown = `-- name: PartitionKnown :one
 SELECT (EXISTS (SELECT 1 FROM sync_partitions p WHERE p.partition = $1)
      OR EXISTS (SELECT 1 FROM sync_partition_registry r WHERE r.partition = $1)

@@ -7,6 +7,8 @@ package db
 
 import (
 	"context"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const currentCursor = `-- name: CurrentCursor :one
@@ -20,37 +22,63 @@ func (q *Queries) CurrentCursor(ctx context.Context, db DBTX, partition string) 
 	return cursor, err
 }
 
-const pushCommit = `-- name: PushCommit :one
-SELECT sync_append_commit($1, $2, $3, $4,
-  $5, $6, $7::text[], $8::text[], $9::smallint[],
-  array_replace($10::bigint[], -1, NULL), $11::jsonb[], $12::bytea[])::jsonb AS result
+const push = `-- name: Push :one
+SELECT coalesce(r.refusal, '')::text AS refusal,
+       coalesce(r.stored_schema_version, 0)::bigint AS stored_schema_version,
+       coalesce(r.checkpoint_partition, '')::text AS checkpoint_partition,
+       coalesce(r.checkpoint_name, '')::text AS checkpoint_name,
+       coalesce(r.result, 'null')::jsonb AS result
+  FROM sync_push($1, $2, $3::text,
+         $4::text[], $5::text[], $6::text[],
+         $7, $8, $9, $10,
+         $11::text[], $12::text[], $13::smallint[], array_replace($14::bigint[], -1, NULL),
+         $15::jsonb[], $16::bytea[])
+       AS r(refusal, stored_schema_version, checkpoint_partition, checkpoint_name, result)
 `
 
-type PushCommitParams struct {
-	Partition      string   `json:"partition"`
-	ClientID       string   `json:"client_id"`
-	ClientCommitID string   `json:"client_commit_id"`
-	ActorID        string   `json:"actor_id"`
-	CreatedAtMs    int64    `json:"created_at_ms"`
-	WriterVersion  int64    `json:"writer_version"`
-	Tbls           []string `json:"tbls"`
-	RowIds         []string `json:"row_ids"`
-	Ops            []int16  `json:"ops"`
-	RowVersions    []int64  `json:"row_versions"`
-	Scopes         [][]byte `json:"scopes"`
-	Payloads       [][]byte `json:"payloads"`
+type PushParams struct {
+	Partition              string      `json:"partition"`
+	RunningSchemaVersion   int32       `json:"running_schema_version"`
+	ExpectedLogEpoch       pgtype.Text `json:"expected_log_epoch"`
+	DeclaredNames          []string    `json:"declared_names"`
+	DeclaredPartitions     []string    `json:"declared_partitions"`
+	DeclaredPartitionNames []string    `json:"declared_partition_names"`
+	ClientID               string      `json:"client_id"`
+	ClientCommitID         string      `json:"client_commit_id"`
+	ActorID                string      `json:"actor_id"`
+	CreatedAtMs            int64       `json:"created_at_ms"`
+	Tbls                   []string    `json:"tbls"`
+	RowIds                 []string    `json:"row_ids"`
+	Ops                    []int16     `json:"ops"`
+	RowVersions            []int64     `json:"row_versions"`
+	Scopes                 [][]byte    `json:"scopes"`
+	Payloads               [][]byte    `json:"payloads"`
 }
 
-// Row versions travel as bigint[] with -1 for "no row version" (NULL): the
-// generated []int64 cannot carry NULL elements.
-func (q *Queries) PushCommit(ctx context.Context, db DBTX, arg PushCommitParams) ([]byte, error) {
-	row := db.QueryRow(ctx, pushCommit,
+type PushRow struct {
+	Refusal             string `json:"refusal"`
+	StoredSchemaVersion int64  `json:"stored_schema_version"`
+	CheckpointPartition string `json:"checkpoint_partition"`
+	CheckpointName      string `json:"checkpoint_name"`
+	Result              []byte `json:"result"`
+}
+
+// Push is sync_push: one statement, one round trip. Row versions travel as
+// bigint[] with -1 for "no row version" (NULL): the generated []int64
+// cannot carry NULL elements. The alias list names the
+// OUT columns for sqlc, the casts give the generated struct its Go types.
+func (q *Queries) Push(ctx context.Context, db DBTX, arg PushParams) (PushRow, error) {
+	row := db.QueryRow(ctx, push,
 		arg.Partition,
+		arg.RunningSchemaVersion,
+		arg.ExpectedLogEpoch,
+		arg.DeclaredNames,
+		arg.DeclaredPartitions,
+		arg.DeclaredPartitionNames,
 		arg.ClientID,
 		arg.ClientCommitID,
 		arg.ActorID,
 		arg.CreatedAtMs,
-		arg.WriterVersion,
 		arg.Tbls,
 		arg.RowIds,
 		arg.Ops,
@@ -58,9 +86,15 @@ func (q *Queries) PushCommit(ctx context.Context, db DBTX, arg PushCommitParams)
 		arg.Scopes,
 		arg.Payloads,
 	)
-	var result []byte
-	err := row.Scan(&result)
-	return result, err
+	var i PushRow
+	err := row.Scan(
+		&i.Refusal,
+		&i.StoredSchemaVersion,
+		&i.CheckpointPartition,
+		&i.CheckpointName,
+		&i.Result,
+	)
+	return i, err
 }
 
 const segmentExpired = `-- name: SegmentExpired :one

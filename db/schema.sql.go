@@ -11,6 +11,44 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const firstUndeclaredIncomplete = `-- name: FirstUndeclaredIncomplete :one
+SELECT c.partition, c.name FROM sync_backfill_checkpoints c
+ WHERE c.schema_version = $1 AND c.state <> 'activated'
+   AND c.name <> ALL ($2::text[])
+   AND (c.partition, c.name) NOT IN (
+         SELECT ($3::text[])[i], ($4::text[])[i]
+           FROM generate_subscripts($3::text[], 1) AS i)
+ ORDER BY c.partition, c.name
+ LIMIT 1
+`
+
+type FirstUndeclaredIncompleteParams struct {
+	SchemaVersion          int32    `json:"schema_version"`
+	DeclaredNames          []string `json:"declared_names"`
+	DeclaredPartitions     []string `json:"declared_partitions"`
+	DeclaredPartitionNames []string `json:"declared_partition_names"`
+}
+
+type FirstUndeclaredIncompleteRow struct {
+	Partition string `json:"partition"`
+	Name      string `json:"name"`
+}
+
+// The first checkpoint of a version that is not activated and not declared
+// (by name for every partition, or by pair), set-based: the declarations
+// travel as arrays, the pairs are one hashed anti-join.
+func (q *Queries) FirstUndeclaredIncomplete(ctx context.Context, db DBTX, arg FirstUndeclaredIncompleteParams) (FirstUndeclaredIncompleteRow, error) {
+	row := db.QueryRow(ctx, firstUndeclaredIncomplete,
+		arg.SchemaVersion,
+		arg.DeclaredNames,
+		arg.DeclaredPartitions,
+		arg.DeclaredPartitionNames,
+	)
+	var i FirstUndeclaredIncompleteRow
+	err := row.Scan(&i.Partition, &i.Name)
+	return i, err
+}
+
 const getSchemaMeta = `-- name: GetSchemaMeta :one
 SELECT id, schema_version, layouts FROM sync_schema_meta WHERE id = 1
 `
@@ -22,56 +60,38 @@ func (q *Queries) GetSchemaMeta(ctx context.Context, db DBTX) (SyncSchemaMetum, 
 	return i, err
 }
 
-const incompleteCheckpoints = `-- name: IncompleteCheckpoints :many
-SELECT partition, name FROM sync_backfill_checkpoints
- WHERE schema_version = $1 AND state <> 'activated'
- ORDER BY partition, name
+const installCheckpoints = `-- name: InstallCheckpoints :one
+SELECT sync_install_checkpoints(
+  $1::text[] || ARRAY(SELECT p.partition FROM sync_partitions p CROSS JOIN unnest($2::text[]) AS a(n)
+                               ORDER BY a.n, p.partition),
+  $3::text[] || ARRAY(SELECT a.n FROM sync_partitions p CROSS JOIN unnest($2::text[]) AS a(n)
+                          ORDER BY a.n, p.partition),
+  $4, $5::bigint)::integer AS installed
 `
 
-type IncompleteCheckpointsRow struct {
-	Partition string `json:"partition"`
-	Name      string `json:"name"`
-}
-
-func (q *Queries) IncompleteCheckpoints(ctx context.Context, db DBTX, schemaVersion int32) ([]IncompleteCheckpointsRow, error) {
-	rows, err := db.Query(ctx, incompleteCheckpoints, schemaVersion)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []IncompleteCheckpointsRow{}
-	for rows.Next() {
-		var i IncompleteCheckpointsRow
-		if err := rows.Scan(&i.Partition, &i.Name); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const installCheckpoint = `-- name: InstallCheckpoint :exec
-SELECT sync_install_checkpoint($1, $2, $3, $4::bigint)
-`
-
-type InstallCheckpointParams struct {
-	Partition     string      `json:"partition"`
-	Name          string      `json:"name"`
+type InstallCheckpointsParams struct {
+	Partitions    []string    `json:"partitions"`
+	AllNames      []string    `json:"all_names"`
+	Names         []string    `json:"names"`
 	SchemaVersion int32       `json:"schema_version"`
 	NowMs         pgtype.Int8 `json:"now_ms"`
 }
 
-func (q *Queries) InstallCheckpoint(ctx context.Context, db DBTX, arg InstallCheckpointParams) error {
-	_, err := db.Exec(ctx, installCheckpoint,
-		arg.Partition,
-		arg.Name,
+// InstallCheckpoints installs declarations by pair (partitions[i], names[i])
+// and, for each of all_names, one in every partition of sync_partitions (the
+// bump holds sync_partitions in EXCLUSIVE mode: the list cannot change under
+// it). Both ARRAY subqueries read the same snapshot in the same order.
+func (q *Queries) InstallCheckpoints(ctx context.Context, db DBTX, arg InstallCheckpointsParams) (int32, error) {
+	row := db.QueryRow(ctx, installCheckpoints,
+		arg.Partitions,
+		arg.AllNames,
+		arg.Names,
 		arg.SchemaVersion,
 		arg.NowMs,
 	)
-	return err
+	var installed int32
+	err := row.Scan(&installed)
+	return installed, err
 }
 
 const physicalColumns = `-- name: PhysicalColumns :many

@@ -101,17 +101,31 @@ type Backfill struct {
 // consistent, and a new RunBackfill resumes from the stored watermark under
 // a new epoch. It returns the activated checkpoint.
 func (s *Store) RunBackfill(ctx context.Context, b Backfill) (Checkpoint, error) {
-	if (b.Apply == nil) == (b.ApplyRange == nil) {
-		return Checkpoint{}, fmt.Errorf("%w: a backfill needs exactly one of Apply and ApplyRange", ErrInvalidArgument)
-	}
-	knobs := b.Knobs
-	if knobs == nil {
-		knobs = NewBackfillKnobs(BackfillSettings{})
+	if err := b.validate(); err != nil {
+		return Checkpoint{}, err
 	}
 	cp, err := s.ClaimCheckpoint(ctx, b.Partition, b.Name, b.SchemaVersion)
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	return s.fill(ctx, b, cp)
+}
+
+func (b Backfill) validate() error {
+	if (b.Apply == nil) == (b.ApplyRange == nil) {
+		return fmt.Errorf("%w: a backfill needs exactly one of Apply and ApplyRange", ErrInvalidArgument)
+	}
+	return nil
+}
+
+// fill runs the batches and the activation of a checkpoint cp the caller
+// has just claimed.
+func (s *Store) fill(ctx context.Context, b Backfill, cp Checkpoint) (Checkpoint, error) {
+	knobs := b.Knobs
+	if knobs == nil {
+		knobs = NewBackfillKnobs(BackfillSettings{})
+	}
+	var err error
 	sources := b.Sources
 	if sources == nil {
 		sources = []string{}
@@ -194,18 +208,15 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 		// owner, and a competing claim waits for this batch to commit instead
 		// of racing its projection writes (two workers inserting the same
 		// projection row would otherwise fail on the key, not on the CAS).
-		if err := s.ownBatch(ctx, tx, b, epoch, watermark, observed); err != nil {
+		horizon, err := s.ownBatch(ctx, tx, b, epoch, watermark, observed)
+		if err != nil {
 			return err
 		}
 		// Changes at or below the horizon are pruned: reading on from a
 		// watermark below it would silently skip history.
-		p, err := s.q.GetPartition(ctx, tx, b.Partition)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return MapError(err)
-		}
-		if p.HorizonSeq > watermark {
+		if horizon > watermark {
 			return fmt.Errorf("%w (partition %q, checkpoint %q: watermark %d, horizon %d; fill from current rows with Backfill.Initial)",
-				ErrLogPruned, b.Partition, b.Name, watermark, p.HorizonSeq)
+				ErrLogPruned, b.Partition, b.Name, watermark, horizon)
 		}
 		if n, err = s.applyBatch(ctx, tx, b, sources, watermark, end); err != nil {
 			return fmt.Errorf("backfill apply: %w", err)
@@ -223,16 +234,18 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 }
 
 // ownBatch locks the checkpoint row for this transaction if epoch still
-// owns it, and returns ErrLostOwnership otherwise.
-func (s *Store) ownBatch(ctx context.Context, tx pgx.Tx, b Backfill, epoch, watermark, observed int64) error {
-	ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, b.Partition, b.Name, epoch, watermark, observed)
+// owns it (ErrLostOwnership otherwise) and returns the partition's horizon,
+// in one round trip.
+func (s *Store) ownBatch(ctx context.Context, tx pgx.Tx, b Backfill, epoch, watermark, observed int64) (horizon int64, err error) {
+	r, err := s.q.OwnBatch(ctx, tx, db.OwnBatchParams{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch,
+		Watermark: watermark, ObservedRows: observed})
 	if err != nil {
-		return err
+		return 0, MapError(err)
 	}
-	if !ok {
-		return ErrLostOwnership
+	if !r.Owned {
+		return 0, ErrLostOwnership
 	}
-	return nil
+	return r.HorizonSeq, nil
 }
 
 func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, b Backfill, sources []string, after, through int64) (int64, error) {
@@ -255,7 +268,7 @@ func (s *Store) initialFill(ctx context.Context, b Backfill, epoch int64) (water
 		return 0, 0, fmt.Errorf("gosync: an initial fill needs a pool-backed Store (it opens its own snapshot)")
 	}
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
-		if err := s.ownBatch(ctx, tx, b, epoch, 0, 0); err != nil {
+		if _, err := s.ownBatch(ctx, tx, b, epoch, 0, 0); err != nil {
 			return err
 		}
 		var err error

@@ -23,18 +23,6 @@ var (
 	ErrLockBusy = errors.New("schema change: the migration lock stayed busy")
 )
 
-// CheckpointDeclaration is a backfill checkpoint the running server knows
-// about: installed by its schema bump, and accepted as pending by its gate.
-type CheckpointDeclaration struct {
-	Partition     string
-	Name          string
-	SchemaVersion int64
-}
-
-func (d CheckpointDeclaration) ref() CheckpointRef {
-	return CheckpointRef{Partition: d.Partition, Name: d.Name}
-}
-
 // SchemaChangeOptions tune EnsureSchema's schema bump.
 type SchemaChangeOptions struct {
 	// DDL runs inside the bump transaction, after the migration lock and
@@ -130,21 +118,20 @@ func (s *Store) checkIncomplete(ctx context.Context, version int64, declared []C
 	if err != nil {
 		return err
 	}
-	rows, err := s.q.IncompleteCheckpoints(ctx, s.conn, v)
+	decl, err := encodeDeclarations(declared)
+	if err != nil {
+		return err
+	}
+	r, err := s.q.FirstUndeclaredIncomplete(ctx, s.conn, db.FirstUndeclaredIncompleteParams{SchemaVersion: v,
+		DeclaredNames: decl.Names, DeclaredPartitions: decl.Partitions, DeclaredPartitionNames: decl.PartitionNames})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
 	if err != nil {
 		return MapError(err)
 	}
-	refs := make([]CheckpointRef, len(declared))
-	for i, d := range declared {
-		refs[i] = d.ref()
-	}
-	for _, r := range rows {
-		if !containsRef(refs, CheckpointRef{Partition: r.Partition, Name: r.Name}) {
-			return fmt.Errorf("%w: checkpoint %q of partition %q at schema version %d is not activated and not declared by this server",
-				ErrCheckpointIncomplete, r.Name, r.Partition, version)
-		}
-	}
-	return nil
+	return fmt.Errorf("%w: checkpoint %q of partition %q at schema version %d is not activated and not declared by this server",
+		ErrCheckpointIncomplete, r.Name, r.Partition, version)
 }
 
 // checkSameVersion: version equality is not layout equality. A marker
@@ -206,16 +193,7 @@ func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDe
 		if err := s.q.SetSchemaVersion(ctx, tx, db.SetSchemaVersionParams{SchemaVersion: schema.Version, Layouts: schema.layouts().json()}); err != nil {
 			return MapError(err)
 		}
-		for _, d := range declared {
-			v, err := int32Arg("schema_version", d.SchemaVersion)
-			if err != nil {
-				return err
-			}
-			if err := s.q.InstallCheckpoint(ctx, tx, db.InstallCheckpointParams{Partition: d.Partition, Name: d.Name, SchemaVersion: v}); err != nil {
-				return MapError(err)
-			}
-		}
-		return nil
+		return s.installDeclarations(ctx, tx, declared)
 	})
 	// The lock timeout bounds every lock wait of the transaction (the
 	// migration lock, and whatever the DDL needs): any of them is a retry.
@@ -224,4 +202,35 @@ func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDe
 		return fmt.Errorf("%w: %v", ErrLockBusy, err)
 	}
 	return err
+}
+
+// installDeclarations installs every declaration with its fence in one
+// sync_install_checkpoints call per schema version (one call in practice):
+// the bump holds the migration lock for a few statements, however many
+// partitions it declares. An all-partition declaration installs the
+// checkpoint in every partition of sync_partitions.
+func (s *Store) installDeclarations(ctx context.Context, tx pgx.Tx, declared []CheckpointDeclaration) error {
+	var versions []int64
+	byVersion := map[int64][]CheckpointDeclaration{}
+	for _, d := range declared {
+		if _, ok := byVersion[d.SchemaVersion]; !ok {
+			versions = append(versions, d.SchemaVersion)
+		}
+		byVersion[d.SchemaVersion] = append(byVersion[d.SchemaVersion], d)
+	}
+	for _, version := range versions {
+		v, err := int32Arg("schema_version", version)
+		if err != nil {
+			return err
+		}
+		decl, err := encodeDeclarations(byVersion[version])
+		if err != nil {
+			return err
+		}
+		if _, err := s.q.InstallCheckpoints(ctx, tx, db.InstallCheckpointsParams{Partitions: decl.Partitions,
+			Names: decl.PartitionNames, AllNames: decl.Names, SchemaVersion: v}); err != nil {
+			return MapError(err)
+		}
+	}
+	return nil
 }

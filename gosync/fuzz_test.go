@@ -6,59 +6,51 @@ import (
 	"testing"
 )
 
-func refs(list string) []CheckpointRef {
-	var out []CheckpointRef
-	for _, item := range strings.Split(list, ",") {
-		if p, n, ok := strings.Cut(item, "/"); ok {
-			out = append(out, CheckpointRef{Partition: p, Name: n})
+// FuzzEncodeDeclarations checks the declaration encoding the refusal rule
+// and the bump receive: every accepted declaration lands in exactly one of
+// the arrays, in order; the pair arrays stay parallel; an ambiguous or
+// nameless declaration is refused.
+func FuzzEncodeDeclarations(f *testing.F) {
+	f.Add("p1/a,*/b,p2/a")
+	f.Add("/a")
+	f.Add("p/,*/x,*/x")
+	f.Fuzz(func(t *testing.T, list string) {
+		var ds []CheckpointDeclaration
+		for _, item := range strings.Split(list, ",") {
+			p, n, _ := strings.Cut(item, "/")
+			ds = append(ds, CheckpointDeclaration{Partition: strings.TrimPrefix(p, "*"), AllPartitions: strings.HasPrefix(p, "*"), Name: n})
 		}
-	}
-	return out
-}
-
-// FuzzEvaluateGate checks the refusal rule against its definition on
-// arbitrary gates: nil exactly when every rule passes, otherwise the first
-// failing rule with its details.
-func FuzzEvaluateGate(f *testing.F) {
-	f.Add(int64(2), int64(2), true, "e1", "", "p1/a,p2/b", "p2/b", "p1")
-	f.Add(int64(0), int64(1), false, "", "e1", "", "", "p1")
-	f.Add(int64(2), int64(2), false, "", "e1", "", "", "p'; DROP")
-	f.Add(int64(3), int64(3), true, "e", "e", "x/y", "", "z")
-	f.Fuzz(func(t *testing.T, stored, running int64, registered bool, epoch, expected, pending, declared, partition string) {
-		g := ServeGate{StoredSchemaVersion: stored, LogEpoch: epoch, Registered: registered, Pending: refs(pending)}
-		decl := refs(declared)
-		got := EvaluateGate(g, running, decl, partition, expected)
-		if again := EvaluateGate(g, running, decl, partition, expected); !reflect.DeepEqual(got, again) {
-			t.Fatal("not deterministic")
+		got, err := encodeDeclarations(ds)
+		valid := true
+		for _, d := range ds {
+			valid = valid && d.Name != "" && (d.AllPartitions != (d.Partition != ""))
 		}
-		schemaOK := stored == running
-		epochOK := expected == "" || (registered && epoch == expected)
-		var blocking *CheckpointRef
-		for i, p := range g.Pending {
-			if p.Partition == partition || !containsRef(decl, p) {
-				blocking = &g.Pending[i]
-				break
+		if (err == nil) != valid {
+			t.Fatalf("encode %+v: err %v, valid %v", ds, err, valid)
+		}
+		if err != nil {
+			return
+		}
+		var names, parts, pairNames []string
+		for _, d := range ds {
+			if d.AllPartitions {
+				names = append(names, d.Name)
+			} else {
+				parts, pairNames = append(parts, d.Partition), append(pairNames, d.Name)
 			}
 		}
-		switch {
-		case !schemaOK:
-			if got == nil || got.Kind != RefusalSchema || got.StoredSchemaVersion != stored || got.RunningSchemaVersion != running {
-				t.Fatalf("schema mismatch: %+v", got)
-			}
-		case !epochOK:
-			if got == nil || got.Kind != RefusalEpoch {
-				t.Fatalf("epoch mismatch: %+v", got)
-			}
-		case blocking != nil:
-			if got == nil || got.Kind != RefusalCheckpoint || got.Checkpoint != *blocking {
-				t.Fatalf("pending %+v: %+v", *blocking, got)
-			}
-		default:
-			if got != nil {
-				t.Fatalf("every rule passes, refusal %+v", got)
-			}
+		if !reflect.DeepEqual(got.Names, orEmpty(names)) || !reflect.DeepEqual(got.Partitions, orEmpty(parts)) ||
+			!reflect.DeepEqual(got.PartitionNames, orEmpty(pairNames)) {
+			t.Fatalf("encode %+v = %+v", ds, got)
 		}
 	})
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // FuzzSchemaValidate checks the schema's argument validation: it never

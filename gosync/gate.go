@@ -24,9 +24,11 @@ type ServeGate struct {
 	Pending []CheckpointRef
 }
 
-// ReadServeGate reads the gate for partition at the running schema version.
-// Read it on the connection and in the transaction that then serves
-// (Store.WithTx), so no migration can land between the gate and the work.
+// ReadServeGate reads sync_serve_gate for partition at the running schema
+// version: for DBAs and diagnostics, it lists every pending checkpoint (10^5
+// of them mid-migration at 10^5 partitions). Request paths use ServeCheck,
+// which applies the refusal rule in the database at the same cost whatever
+// is pending.
 func (s *Store) ReadServeGate(ctx context.Context, partition string, running int64) (ServeGate, error) {
 	v, err := int32Arg("running_schema_version", running)
 	if err != nil {

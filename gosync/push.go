@@ -12,21 +12,9 @@ import (
 
 // Server is what a running server knows about itself, for the gate.
 type Server struct {
-	SchemaVersion int64           // the running schema version; every commit carries it
-	Declared      []CheckpointRef // checkpoints this server knows; others pending close the gate
-	ExpectedEpoch string          // the client's log epoch, "" when it has none
-}
-
-// gate reads the gate inside tx and applies the refusal rule.
-func (s *Store) gate(ctx context.Context, tx pgx.Tx, partition string, srv Server) error {
-	g, err := s.WithTx(tx).ReadServeGate(ctx, partition, srv.SchemaVersion)
-	if err != nil {
-		return err
-	}
-	if r := EvaluateGate(g, srv.SchemaVersion, srv.Declared, partition, srv.ExpectedEpoch); r != nil {
-		return &NotReadyError{Refusal: *r}
-	}
-	return nil
+	SchemaVersion int64                   // the running schema version; every commit carries it
+	Declared      []CheckpointDeclaration // checkpoints this server knows; others pending close the gate
+	ExpectedEpoch string                  // the client's log epoch, "" when it has none
 }
 
 // Commit is one client commit to append.
@@ -51,15 +39,22 @@ type PushResult struct {
 	Replayed  bool // the commit was pushed before; nothing was appended
 }
 
-// Push appends a commit in one transaction: the partition lock, the serve
-// gate read on that same connection (a refusal rolls back and returns a
-// *NotReadyError), then the commit stamped with the running schema version,
-// its changes, change scopes and push result. Replaying a pushed
-// (ClientID, ClientCommitID) returns its stored result and appends nothing.
+// Push appends a commit in one SQL call (sync_push), so one round trip:
+// the partition lock, the refusal rule applied after the lock is granted (a
+// refusal changes nothing and returns a *NotReadyError), then the commit
+// stamped with the running schema version, its changes, change scopes and
+// push result. Replaying a pushed (ClientID, ClientCommitID) returns its
+// stored result and appends nothing.
 func (s *Store) Push(ctx context.Context, partition string, c Commit, srv Server) (PushResult, error) {
-	arg := db.PushCommitParams{
-		Partition: partition, ClientID: c.ClientID, ClientCommitID: c.ClientCommitID,
-		ActorID: c.ActorID, CreatedAtMs: c.CreatedAtMs, WriterVersion: srv.SchemaVersion,
+	check, err := serveCheckParams(partition, srv)
+	if err != nil {
+		return PushResult{}, err
+	}
+	arg := db.PushParams{
+		Partition: partition, RunningSchemaVersion: check.RunningSchemaVersion, ExpectedLogEpoch: check.ExpectedLogEpoch,
+		DeclaredNames: check.DeclaredNames, DeclaredPartitions: check.DeclaredPartitions,
+		DeclaredPartitionNames: check.DeclaredPartitionNames,
+		ClientID:               c.ClientID, ClientCommitID: c.ClientCommitID, ActorID: c.ActorID, CreatedAtMs: c.CreatedAtMs,
 		Tbls: make([]string, len(c.Changes)), RowIds: make([]string, len(c.Changes)),
 		Ops: make([]int16, len(c.Changes)), RowVersions: make([]int64, len(c.Changes)),
 		Scopes: make([][]byte, len(c.Changes)), Payloads: make([][]byte, len(c.Changes)),
@@ -83,51 +78,58 @@ func (s *Store) Push(ctx context.Context, partition string, c Commit, srv Server
 		}
 		arg.Scopes[i] = b
 	}
-	var res PushResult
-	err := pgx.BeginFunc(ctx, s.begin, func(tx pgx.Tx) error {
-		// Lock first, then the gate on the same connection and transaction:
-		// no schema bump can land between the gate and the write.
-		if _, err := s.q.LockPartitionForWrite(ctx, tx, partition); err != nil {
-			return MapError(err)
-		}
-		if err := s.gate(ctx, tx, partition, srv); err != nil {
-			return err
-		}
-		raw, err := s.q.PushCommit(ctx, tx, arg)
-		if err != nil {
-			return MapError(err)
-		}
-		var out struct {
-			CommitSeq int64 `json:"commitSeq"`
-			Replayed  bool  `json:"replayed"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return fmt.Errorf("gosync: push result: %w", err)
-		}
-		res = PushResult(out)
-		return nil
-	})
-	return res, err
+	r, err := s.q.Push(ctx, s.conn, arg)
+	if err != nil {
+		return PushResult{}, MapError(err)
+	}
+	refusal, err := refusalFrom(r.Refusal, r.StoredSchemaVersion, srv.SchemaVersion, r.CheckpointPartition, r.CheckpointName)
+	if err != nil {
+		return PushResult{}, err
+	}
+	if refusal != nil {
+		return PushResult{}, &NotReadyError{Refusal: *refusal}
+	}
+	var out struct {
+		CommitSeq int64 `json:"commitSeq"`
+		Replayed  bool  `json:"replayed"`
+	}
+	if err := json.Unmarshal(r.Result, &out); err != nil {
+		return PushResult{}, fmt.Errorf("gosync: push result: %w", err)
+	}
+	return PushResult(out), nil
 }
 
 // ReadAuthoritative runs read inside one REPEATABLE READ READ ONLY
-// transaction: the gate is read first, in the snapshot (a refusal returns a
-// *NotReadyError), then read, then the partition's cursor (max_commit_seq) —
-// all of the same snapshot, so a schema bump or an epoch rotation can never
-// land between the gate and the data.
+// transaction: the gate (a refusal returns a *NotReadyError) and the
+// partition's cursor (max_commit_seq) are read by one statement — one round
+// trip, the one that takes the snapshot — then read runs in that same
+// snapshot, so a schema bump or an epoch rotation can never land
+// between the gate and the data, and the cursor covers what read saw.
 func (s *Store) ReadAuthoritative(ctx context.Context, partition string, srv Server, read func(ctx context.Context, tx pgx.Tx) error) (cursor int64, err error) {
 	if s.pool == nil {
 		return 0, fmt.Errorf("gosync: ReadAuthoritative needs a pool-backed Store (it opens its own snapshot)")
 	}
+	check, err := serveCheckParams(partition, srv)
+	if err != nil {
+		return 0, err
+	}
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if err := s.gate(ctx, tx, partition, srv); err != nil {
+		gate, err := s.q.ServeCheckAndCursor(ctx, tx, db.ServeCheckAndCursorParams(check))
+		if err != nil {
+			return MapError(err)
+		}
+		refusal, err := refusalFrom(gate.Refusal, gate.StoredSchemaVersion, srv.SchemaVersion, gate.CheckpointPartition, gate.CheckpointName)
+		if err != nil {
 			return err
+		}
+		if refusal != nil {
+			return &NotReadyError{Refusal: *refusal}
 		}
 		if err := read(ctx, tx); err != nil {
 			return err
 		}
-		cursor, err = s.q.CurrentCursor(ctx, tx, partition)
-		return MapError(err)
+		cursor = gate.Cursor
+		return nil
 	})
 	return cursor, err
 }

@@ -1,45 +1,44 @@
 package gosync
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 )
 
-func TestEvaluateGate(t *testing.T) {
-	p1a := CheckpointRef{Partition: "p1", Name: "a"}
-	p2b := CheckpointRef{Partition: "p2", Name: "b"}
-	open := ServeGate{StoredSchemaVersion: 2, LogEpoch: "e1", Registered: true}
-	withPending := func(g ServeGate, p ...CheckpointRef) ServeGate { g.Pending = p; return g }
-
+func TestRefusalFrom(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		gate     ServeGate
-		running  int64
-		declared []CheckpointRef
-		epoch    string
-		want     *Refusal
+		kind string
+		want *Refusal
 	}{
-		{"open", open, 2, nil, "", nil},
-		{"open with the expected epoch", open, 2, nil, "e1", nil},
-		{"stored older", open, 3, nil, "", &Refusal{Kind: RefusalSchema, StoredSchemaVersion: 2, RunningSchemaVersion: 3}},
-		{"stored newer", open, 1, nil, "", &Refusal{Kind: RefusalSchema, StoredSchemaVersion: 2, RunningSchemaVersion: 1}},
-		{"no marker", ServeGate{}, 1, nil, "", &Refusal{Kind: RefusalSchema, StoredSchemaVersion: 0, RunningSchemaVersion: 1}},
-		{"epoch differs", open, 2, nil, "e0", &Refusal{Kind: RefusalEpoch}},
-		{"epoch expected, partition unregistered", ServeGate{StoredSchemaVersion: 2}, 2, nil, "e1", &Refusal{Kind: RefusalEpoch}},
-		{"no epoch expected, partition unregistered", ServeGate{StoredSchemaVersion: 2}, 2, nil, "", nil},
-		{"pending in this partition, declared", withPending(open, p1a), 2, []CheckpointRef{p1a}, "", &Refusal{Kind: RefusalCheckpoint, Checkpoint: p1a}},
-		{"pending elsewhere, declared", withPending(open, p2b), 2, []CheckpointRef{p2b}, "", nil},
-		{"pending elsewhere, undeclared", withPending(open, p2b), 2, []CheckpointRef{p1a}, "", &Refusal{Kind: RefusalCheckpoint, Checkpoint: p2b}},
-		{"fail closed: empty declaration set", withPending(open, p2b), 2, []CheckpointRef{}, "", &Refusal{Kind: RefusalCheckpoint, Checkpoint: p2b}},
-		{"first pending wins", withPending(open, p1a, p2b), 2, nil, "", &Refusal{Kind: RefusalCheckpoint, Checkpoint: p1a}},
-		{"schema before epoch", open, 3, nil, "e0", &Refusal{Kind: RefusalSchema, StoredSchemaVersion: 2, RunningSchemaVersion: 3}},
-		{"epoch before checkpoint", withPending(open, p1a), 2, nil, "e0", &Refusal{Kind: RefusalEpoch}},
+		{"", nil},
+		{"schema", &Refusal{Kind: RefusalSchema, StoredSchemaVersion: 1, RunningSchemaVersion: 2}},
+		{"epoch", &Refusal{Kind: RefusalEpoch}},
+		{"checkpoint", &Refusal{Kind: RefusalCheckpoint, Checkpoint: CheckpointRef{Partition: "p", Name: "n"}}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := EvaluateGate(tc.gate, tc.running, tc.declared, "p1", tc.epoch)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("EvaluateGate = %+v, want %+v", got, tc.want)
-			}
-		})
+		got, err := refusalFrom(tc.kind, 1, 2, "p", "n")
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("refusalFrom(%q) = %+v, %v; want %+v", tc.kind, got, err, tc.want)
+		}
+	}
+	if _, err := refusalFrom("later", 1, 2, "", ""); err == nil {
+		t.Fatal("an unknown refusal kind was accepted")
+	}
+}
+
+func TestEncodeDeclarations(t *testing.T) {
+	got, err := encodeDeclarations([]CheckpointDeclaration{
+		{Partition: "p1", Name: "a"}, {AllPartitions: true, Name: "b"}, {Partition: "p2", Name: "a"}})
+	want := declarationArrays{Names: []string{"b"}, Partitions: []string{"p1", "p2"}, PartitionNames: []string{"a", "a"}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("encode = %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := encodeDeclarations(nil); err != nil || got.Names == nil || got.Partitions == nil || got.PartitionNames == nil {
+		t.Fatalf("nothing declared must travel as empty arrays, not NULL: %+v, %v", got, err)
+	}
+	for _, bad := range []CheckpointDeclaration{{Name: "a"}, {Partition: "p", AllPartitions: true, Name: "a"}, {Partition: "p"}} {
+		if _, err := encodeDeclarations([]CheckpointDeclaration{bad}); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("encode %+v: %v, want ErrInvalidArgument", bad, err)
+		}
 	}
 }

@@ -2,9 +2,12 @@ package gosync
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/gosync/gosync/db"
 )
 
 // BarrierStatus is one row of the sync_barrier_status view.
@@ -23,9 +26,34 @@ type BarrierStatus struct {
 	UpdatedAt     time.Time `json:"updated_at"`
 }
 
+// StatusFilter picks rows of sync_barrier_status; the zero value is every row.
+type StatusFilter struct {
+	Partition string          // "" for every partition
+	State     CheckpointState // "" for every state
+	Limit     int             // 0 for no limit
+}
+
 // BarrierStatus reads sync_barrier_status, for one partition or all ("").
 func (s *Store) BarrierStatus(ctx context.Context, partition string) ([]BarrierStatus, error) {
-	rows, err := s.q.BarrierStatus(ctx, s.conn, pgtype.Text{String: partition, Valid: partition != ""})
+	return s.BarrierStatusRows(ctx, StatusFilter{Partition: partition})
+}
+
+// BarrierStatusRows reads the rows of sync_barrier_status that f picks,
+// ordered by (partition, checkpoint).
+func (s *Store) BarrierStatusRows(ctx context.Context, f StatusFilter) ([]BarrierStatus, error) {
+	switch f.State {
+	case "", StateDeclared, StateBackfilling, StateActivated:
+	default:
+		return nil, fmt.Errorf("%w: state %q is not declared, backfilling or activated", ErrInvalidArgument, f.State)
+	}
+	if f.Limit < 0 {
+		return nil, fmt.Errorf("%w: limit %d is negative", ErrInvalidArgument, f.Limit)
+	}
+	rows, err := s.q.BarrierStatus(ctx, s.conn, db.BarrierStatusParams{
+		Partition: pgtype.Text{String: f.Partition, Valid: f.Partition != ""},
+		State:     pgtype.Text{String: string(f.State), Valid: f.State != ""},
+		RowLimit:  pgtype.Int8{Int64: int64(f.Limit), Valid: f.Limit > 0},
+	})
 	if err != nil {
 		return nil, MapError(err)
 	}
@@ -39,6 +67,34 @@ func (s *Store) BarrierStatus(ctx context.Context, partition string) ([]BarrierS
 			v := int64(r.FenceVersion.Int32)
 			out[i].FenceVersion = &v
 		}
+	}
+	return out, nil
+}
+
+// BarrierSummary is one row of sync_barrier_summary: the checkpoints of one
+// projection at one schema version in one state, across partitions.
+type BarrierSummary struct {
+	SchemaVersion    int64     `json:"schema_version"`
+	Checkpoint       string    `json:"checkpoint"`
+	State            string    `json:"state"`
+	Partitions       int64     `json:"partitions"`
+	MaxLag           int64     `json:"max_lag"`
+	SlowestPartition string    `json:"slowest_partition"` // the partition with MaxLag
+	OldestUpdate     time.Time `json:"oldest_update"`
+	NewestUpdate     time.Time `json:"newest_update"`
+}
+
+// BarrierSummary reads sync_barrier_summary, newest schema version first.
+func (s *Store) BarrierSummary(ctx context.Context) ([]BarrierSummary, error) {
+	rows, err := s.q.BarrierSummary(ctx, s.conn)
+	if err != nil {
+		return nil, MapError(err)
+	}
+	out := make([]BarrierSummary, len(rows))
+	for i, r := range rows {
+		out[i] = BarrierSummary{SchemaVersion: int64(r.SchemaVersion), Checkpoint: r.Checkpoint, State: r.State,
+			Partitions: r.Partitions, MaxLag: r.MaxLag, SlowestPartition: r.SlowestPartition,
+			OldestUpdate: r.OldestUpdate.Time, NewestUpdate: r.NewestUpdate.Time}
 	}
 	return out, nil
 }

@@ -35,9 +35,15 @@ func todosBackfill(knobs *gosync.BackfillKnobs) gosync.Backfill {
 		Sources: []string{todos.Source}, Apply: todos.Apply, Knobs: knobs}
 }
 
-// projectionDiff compares the projection with a from-scratch rebuild from
+// projectionDiff compares p1's projection with a from-scratch rebuild from
 // the log through seq (all of it when seq < 0); "" when equal.
 func projectionDiff(t *testing.T, d *pgtest.DB, through int64) string {
+	t.Helper()
+	return projectionDiffIn(t, d, "p1", through)
+}
+
+// projectionDiffIn is projectionDiff for any partition.
+func projectionDiffIn(t *testing.T, d *pgtest.DB, partition string, through int64) string {
 	t.Helper()
 	ctx := context.Background()
 	var diff string
@@ -48,14 +54,14 @@ func projectionDiff(t *testing.T, d *pgtest.DB, through int64) string {
 		                 convert_from(payload, 'UTF8')::jsonb ->> 'owner' AS owner_id,
 		                 convert_from(payload, 'UTF8')::jsonb ->> 'title' AS title
 		            FROM sync_changes
-		           WHERE partition = 'p1' AND tbl = 'todos' AND ($1 < 0 OR commit_seq <= $1)
+		           WHERE partition = $2 AND tbl = 'todos' AND ($1 < 0 OR commit_seq <= $1)
 		           ORDER BY row_id, commit_seq DESC, idx DESC) last
 		   WHERE op = 1),
-		have AS (SELECT partition, todo_id, owner_id, title FROM todos_by_owner WHERE partition = 'p1')
+		have AS (SELECT partition, todo_id, owner_id, title FROM todos_by_owner WHERE partition = $2)
 		SELECT coalesce(string_agg(format('%s %s', side, r), '; '), '') FROM (
 		  (SELECT 'missing' AS side, w::text AS r FROM (SELECT * FROM want EXCEPT SELECT * FROM have) w)
 		  UNION ALL
-		  (SELECT 'extra', h::text FROM (SELECT * FROM have EXCEPT SELECT * FROM want) h)) d`, through).Scan(&diff)
+		  (SELECT 'extra', h::text FROM (SELECT * FROM have EXCEPT SELECT * FROM want) h)) d`, through, partition).Scan(&diff)
 	if err != nil {
 		t.Fatal(err)
 	}

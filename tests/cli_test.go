@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
@@ -97,8 +98,15 @@ func TestCLICheckpointsStatusGate(t *testing.T) {
 		Applied bool  `json:"applied"`
 	}
 	cli(0, "migrate", "status", "--json").json(t, &migrations)
-	if len(migrations) != int(version["latest"]) || !migrations[0].Applied {
+	// Versions may have gaps (numbers reserved by parallel work): the last
+	// listed is the latest, and every one is applied.
+	if len(migrations) < 6 || migrations[len(migrations)-1].Version != version["latest"] {
 		t.Fatalf("migrate status = %+v", migrations)
+	}
+	for _, m := range migrations {
+		if !m.Applied {
+			t.Fatalf("migrate status = %+v: %d not applied", migrations, m.Version)
+		}
 	}
 
 	type row struct {
@@ -182,8 +190,31 @@ func TestCLICheckpointsStatusGate(t *testing.T) {
 		status.Checkpoints[0].FenceVersion == nil || *status.Checkpoints[0].FenceVersion != 2 {
 		t.Fatalf("status = %+v", status)
 	}
-	if r := cli(0, "status"); !strings.Contains(r.stdout, "PARTITION") || !strings.Contains(r.stdout, "proj") {
-		t.Fatalf("status table:\n%s", r.stdout)
+	if r := cli(0, "status"); !strings.Contains(r.stdout, "PARTITIONS") || !strings.Contains(r.stdout, "proj") {
+		t.Fatalf("status summary:\n%s", r.stdout)
+	}
+	var summary struct {
+		Summary []struct {
+			Checkpoint string `json:"checkpoint"`
+			State      string `json:"state"`
+			Partitions int64  `json:"partitions"`
+			MaxLag     int64  `json:"max_lag"`
+		} `json:"summary"`
+	}
+	cli(0, "status", "--json").json(t, &summary)
+	if len(summary.Summary) != 1 || summary.Summary[0].State != "activated" || summary.Summary[0].Partitions != 1 || summary.Summary[0].MaxLag != 0 {
+		t.Fatalf("status summary = %+v", summary)
+	}
+	cli(0, "status", "--state", "backfilling", "--json").json(t, &status)
+	if len(status.Checkpoints) != 0 {
+		t.Fatalf("status --state backfilling = %+v, want no rows", status)
+	}
+	cli(0, "status", "--state", "activated", "--limit", "1", "--json").json(t, &status)
+	if len(status.Checkpoints) != 1 {
+		t.Fatalf("status --state activated --limit 1 = %+v", status)
+	}
+	if r := cli(2, "status", "--state", "finished"); !strings.Contains(r.stderr, "not declared, backfilling or activated") {
+		t.Fatalf("status --state finished: %s", r.stderr)
 	}
 }
 
@@ -352,5 +383,68 @@ func TestCLIBackfillKilledAndResumed(t *testing.T) {
 	}
 	if diff := projectionDiff(t, d, -1); diff != "" {
 		t.Fatalf("projection after resuming: %s", diff)
+	}
+}
+
+// TestCLIBackfillAllWithSQLFile: a projection of the operator's own,
+// backfilled in every partition by the CLI with its apply step in a SQL
+// file (examples/backfill-sql), equals a rebuild from the whole log.
+func TestCLIBackfillAllWithSQLFile(t *testing.T) {
+	ctx := context.Background()
+	d, _, partitions := fleetDB(t, 6, 400)
+	if _, err := d.Pool.Exec(ctx, `CREATE TABLE todo_titles (partition text, todo_id text, title text, PRIMARY KEY (partition, todo_id));
+		SELECT sync_install_checkpoints(array_agg(partition), array_agg('todo_titles'::text), 2) FROM sync_partitions`); err != nil {
+		t.Fatal(err)
+	}
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--workers", "3", "--batch", "150",
+		"--name", "todo_titles", "--sources", "todos", "--apply", "../examples/backfill-sql/todo_titles.sql")
+	wantCode(t, r, 0, "backfill --all --apply")
+	if !strings.Contains(r.stdout, "6/6 partitions activated") || !strings.Contains(r.stdout, "done: 6 partitions activated by this process") {
+		t.Fatalf("backfill --all output:\n%s", r.stdout)
+	}
+	for _, p := range partitions {
+		var diff string
+		err := d.Pool.QueryRow(ctx, `
+			WITH want AS (
+			  SELECT partition, row_id AS todo_id, convert_from(payload, 'UTF8')::jsonb ->> 'title' AS title
+			    FROM (SELECT DISTINCT ON (row_id) partition, row_id, op, payload FROM sync_changes
+			           WHERE partition = $1 AND tbl = 'todos' ORDER BY row_id, commit_seq DESC, idx DESC) last
+			   WHERE op = 1),
+			have AS (SELECT partition, todo_id, title FROM todo_titles WHERE partition = $1)
+			SELECT coalesce(string_agg(r, '; '), '') FROM (
+			  (SELECT 'missing ' || w::text AS r FROM (SELECT * FROM want EXCEPT SELECT * FROM have) w)
+			  UNION ALL
+			  (SELECT 'extra ' || h::text FROM (SELECT * FROM have EXCEPT SELECT * FROM want) h)) d`, p).Scan(&diff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff != "" {
+			t.Errorf("partition %s: todo_titles differs from a rebuild: %s", p, diff)
+		}
+		cp, err := gosync.New(d.Pool).Checkpoint(ctx, p, "todo_titles")
+		if err != nil || cp.State != gosync.StateActivated {
+			t.Errorf("partition %s: checkpoint %+v, %v", p, cp, err)
+		}
+	}
+	// Bad usage: --apply without --sources, or with the example's name.
+	r = gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--name", "todo_titles", "--apply", "x.sql")
+	wantCode(t, r, 2, "backfill --apply without --sources")
+	r = gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--name", "todo_titles", "--sources", "todos", "--apply", "no-such-file.sql")
+	wantCode(t, r, 2, "backfill --apply of a missing file")
+}
+
+// TestCLIDemoPartitions: `gosync demo --partitions N` tells the story on N
+// partitions: one bump declares the projection in all of them, the fleet
+// activates every one, and the summary ends at lag 0.
+func TestCLIDemoPartitions(t *testing.T) {
+	d := pgtest.NewEmpty(t)
+	r := gosyncCLI(t, "--db", d.URL, "demo", "--partitions", "40", "--commits", "2000", "--workers", "2")
+	wantCode(t, r, 0, "demo --partitions 40")
+	for _, want := range []string{"declares the todos_by_owner backfill in all 40 partitions", "40 checkpoints + writer fences",
+		"v2 todos_by_owner declared: 40 partitions", "40 partitions activated", "v2 todos_by_owner activated: 40 partitions, max lag 0",
+		"woken by NOTIFY", "push landed at seq"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("demo output lacks %q:\n%s", want, r.stdout)
+		}
 	}
 }

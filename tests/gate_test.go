@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -23,7 +24,7 @@ func TestServeGate(t *testing.T) {
 	if !reflect.DeepEqual(g, gosync.ServeGate{Pending: []gosync.CheckpointRef{}}) {
 		t.Fatalf("empty database gate = %+v", g)
 	}
-	if r := gosync.EvaluateGate(g, 2, nil, "p1", ""); r == nil || r.Kind != gosync.RefusalSchema || r.StoredSchemaVersion != 0 {
+	if r, err := s.ServeCheck(ctx, "p1", gosync.Server{SchemaVersion: 2}); err != nil || r == nil || r.Kind != gosync.RefusalSchema || r.StoredSchemaVersion != 0 {
 		t.Fatalf("no marker: refusal = %+v, want schema 0 vs 2", r)
 	}
 
@@ -57,11 +58,17 @@ func TestServeGate(t *testing.T) {
 		t.Fatalf("gate = %+v\nwant   %+v (ordered, only version 2, activated left out)", g, want)
 	}
 
-	both := []gosync.CheckpointRef{p1a, p2b}
+	pair := func(r gosync.CheckpointRef) gosync.CheckpointDeclaration {
+		return gosync.CheckpointDeclaration{Partition: r.Partition, Name: r.Name, SchemaVersion: 2}
+	}
+	everywhere := func(name string) gosync.CheckpointDeclaration {
+		return gosync.CheckpointDeclaration{AllPartitions: true, Name: name, SchemaVersion: 2}
+	}
+	both := []gosync.CheckpointDeclaration{pair(p1a), pair(p2b)}
 	for _, tc := range []struct {
 		name      string
 		running   int64
-		declared  []gosync.CheckpointRef
+		declared  []gosync.CheckpointDeclaration
 		partition string
 		epoch     string
 		want      *gosync.Refusal
@@ -70,16 +77,25 @@ func TestServeGate(t *testing.T) {
 		{"then epoch", 2, both, "p1", "e0", &gosync.Refusal{Kind: gosync.RefusalEpoch}},
 		{"then own pending checkpoint", 2, both, "p1", "e1", &gosync.Refusal{Kind: gosync.RefusalCheckpoint, Checkpoint: p1a}},
 		{"other partitions' declared checkpoints", 2, both, "p3", "", nil},
-		{"undeclared elsewhere", 2, []gosync.CheckpointRef{p1a}, "p3", "", &gosync.Refusal{Kind: gosync.RefusalCheckpoint, Checkpoint: p2b}},
+		{"undeclared elsewhere", 2, []gosync.CheckpointDeclaration{pair(p1a)}, "p3", "", &gosync.Refusal{Kind: gosync.RefusalCheckpoint, Checkpoint: p2b}},
+		{"declared by name for every partition", 2, []gosync.CheckpointDeclaration{everywhere("a"), everywhere("b")}, "p3", "", nil},
+		{"a name declares only itself", 2, []gosync.CheckpointDeclaration{everywhere("a")}, "p3", "", &gosync.Refusal{Kind: gosync.RefusalCheckpoint, Checkpoint: p2b}},
+		{"own partition before a lower undeclared one", 2, nil, "p2", "", &gosync.Refusal{Kind: gosync.RefusalCheckpoint, Checkpoint: p2b}},
 		{"fail closed", 2, nil, "p3", "", &gosync.Refusal{Kind: gosync.RefusalCheckpoint, Checkpoint: p1a}},
 	} {
-		gate, err := s.ReadServeGate(ctx, tc.partition, tc.running)
+		srv := gosync.Server{SchemaVersion: tc.running, Declared: tc.declared, ExpectedEpoch: tc.epoch}
+		got, err := s.ServeCheck(ctx, tc.partition, srv)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := gosync.EvaluateGate(gate, tc.running, tc.declared, tc.partition, tc.epoch); !reflect.DeepEqual(got, tc.want) {
+		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: refusal = %+v, want %+v", tc.name, got, tc.want)
 		}
+	}
+	// An ambiguous declaration is refused before anything is read.
+	bad := gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointDeclaration{{Partition: "p1", AllPartitions: true, Name: "a"}}}
+	if _, err := s.ServeCheck(ctx, "p1", bad); !errors.Is(err, gosync.ErrInvalidArgument) {
+		t.Fatalf("a declaration of one partition and all partitions: %v, want ErrInvalidArgument", err)
 	}
 }
 

@@ -37,7 +37,7 @@ func readyDB(t *testing.T) (*pgtest.DB, *gosync.Store) {
 	return d, s
 }
 
-var serverV2 = gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointRef{{Partition: "p1", Name: "todos_by_owner"}}}
+var serverV2 = gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointDeclaration{todosByOwner}}
 
 func TestPushAppendsCommitChangesAndScopes(t *testing.T) {
 	ctx := context.Background()
@@ -66,7 +66,8 @@ func TestPushAppendsCommitChangesAndScopes(t *testing.T) {
 	}
 }
 
-// TestPushRefusedByGate: each refusal kind rolls the push back whole.
+// TestPushRefusedByGate: each refusal kind rolls the push back whole (the
+// partition row sync_push's lock inserts included).
 func TestPushRefusedByGate(t *testing.T) {
 	ctx := context.Background()
 	d, s := readyDB(t)
@@ -80,6 +81,7 @@ func TestPushRefusedByGate(t *testing.T) {
 		details   map[string]any
 	}{
 		{"schema", "p2", gosync.Server{SchemaVersion: 1}, map[string]any{"storedSchemaVersion": int64(2), "runningSchemaVersion": int64(1)}},
+		{"schema, in a partition with no row yet", "p9", gosync.Server{SchemaVersion: 1}, map[string]any{"storedSchemaVersion": int64(2), "runningSchemaVersion": int64(1)}},
 		{"epoch", "p2", gosync.Server{SchemaVersion: 2, Declared: serverV2.Declared, ExpectedEpoch: "not-the-epoch"}, map[string]any{"logEpochChanged": true}},
 		{"checkpoint of this partition", "p1", serverV2, map[string]any{"partition": "p1", "projection": "todos_by_owner"}},
 		{"undeclared checkpoint elsewhere", "p2", gosync.Server{SchemaVersion: 2}, map[string]any{"partition": "p1", "projection": "todos_by_owner"}},
@@ -213,5 +215,37 @@ func TestReadAuthoritativeSnapshot(t *testing.T) {
 	}
 	if cursor, err := s.ReadAuthoritative(ctx, "p1", v2, func(context.Context, pgx.Tx) error { return nil }); !errors.As(err, &nr) || cursor != 0 {
 		t.Fatalf("v2 read of p1 while todos_by_owner backfills: cursor %d, %v; want a refusal", cursor, err)
+	}
+}
+
+// TestPushGateReadAfterTheLock: a push that waits for the partition lock
+// applies the refusal rule to what committed while it waited. Another
+// connection holds p2's lock and declares a checkpoint of p2 in the same
+// transaction; the push, started meanwhile, is refused once the lock frees.
+// A gate read with the push statement's own starting snapshot would have
+// let it through.
+func TestPushGateReadAfterTheLock(t *testing.T) {
+	ctx := context.Background()
+	d, s := readyDB(t)
+	if _, err := s.Push(ctx, "p2", todoCommit("first", 1), serverV2); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := d.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(ctx)
+	if _, err := holder.Exec(ctx, "SELECT sync_lock_partition('p2'); SELECT sync_declare_checkpoint('p2', 'late_projection', 2)"); err != nil {
+		t.Fatal(err)
+	}
+	done := pushAsync(s, "p2", "waiting", serverV2)
+	waitForLockWaiters(t, d, 1)
+	if err := holder.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = <-done
+	var nr *gosync.NotReadyError
+	if !errors.As(err, &nr) || nr.Refusal.Checkpoint != (gosync.CheckpointRef{Partition: "p2", Name: "late_projection"}) {
+		t.Fatalf("push after waiting for the lock: %v, want a refusal for p2/late_projection", err)
 	}
 }

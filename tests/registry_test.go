@@ -37,11 +37,11 @@ func TestPartitionRegistry(t *testing.T) {
 		t.Fatalf("after rotating p1: %d p1 clients, %d p2 clients; want 0 and 1", p1Clients, p2Clients)
 	}
 	// The gate sees the new epoch: a client holding the old one is refused.
-	g, err := s.ReadServeGate(ctx, "p1", 0)
+	r, err := s.ServeCheck(ctx, "p1", gosync.Server{SchemaVersion: 0, ExpectedEpoch: first.LogEpoch})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := gosync.EvaluateGate(g, 0, nil, "p1", first.LogEpoch); r == nil || r.Kind != gosync.RefusalEpoch {
+	if r == nil || r.Kind != gosync.RefusalEpoch {
 		t.Fatalf("old epoch after rotation: refusal %+v, want epoch", r)
 	}
 }

@@ -88,6 +88,7 @@ func TestRolePrivileges(t *testing.T) {
 	ops := []op{
 		{"write a commit below the fence", `INSERT INTO sync_commits VALUES ('p1', 100, 'c', 'x', 'a', 0, 1)`},
 		{"append a commit at the fence", `SELECT sync_append_commit('p2', 'c', 'ok', 'a', 0, 2, '{}', '{}', '{}', '{}', '{}', '{}')`},
+		{"push through sync_push", `SELECT * FROM sync_push('p2', 2, NULL, '{proj}', '{}', '{}', 'c', 'ok2', 'a', 0, '{}', '{}', '{}', '{}', '{}', '{}')`},
 		{"update the fence row", `UPDATE sync_writer_fence SET required_writer_version = 1`},
 		{"delete the fence row", `DELETE FROM sync_writer_fence`},
 		{"disable the fence trigger", `ALTER TABLE sync_commits DISABLE TRIGGER sync_commits_writer_fence`},
@@ -95,7 +96,9 @@ func TestRolePrivileges(t *testing.T) {
 		{"replica mode (skips triggers)", `SET session_replication_role = replica`},
 		{"lower the fence by declaring", `SELECT sync_declare_checkpoint('p1', 'lower', 1)`},
 		{"lower the fence by installing", `SELECT sync_install_checkpoint('p1', 'lower2', 1)`},
+		{"lower the fence by installing many", `SELECT sync_install_checkpoints('{p1}', '{lower3}', 1)`},
 		{"claim a checkpoint", `SELECT sync_claim_checkpoint('p1', 'proj', 2)`},
+		{"claim the next checkpoint of a fleet", `SELECT * FROM sync_claim_next_checkpoint('proj', 2, 0)`},
 		{"advance a checkpoint", `SELECT sync_advance_checkpoint('p1', 'proj', 0, 0, 0)`},
 		{"activate a checkpoint", `SELECT sync_activate_checkpoint('p1', 'proj', 0, 0, '{}')`},
 		{"edit a checkpoint directly", `UPDATE sync_backfill_checkpoints SET state = 'activated'`},
@@ -104,17 +107,18 @@ func TestRolePrivileges(t *testing.T) {
 		{"prune the log", `SELECT sync_prune_log('p2', 0)`},
 		{"read the status view", `SELECT count(*) FROM sync_barrier_status`},
 		{"read the serve gate", `SELECT * FROM sync_serve_gate('p1', 2)`},
+		{"run the serve check", `SELECT * FROM sync_serve_check('p1', 2)`},
 		{"run the audit", `SELECT count(*) FROM sync_security_audit()`},
 	}
 	matrix := map[string]map[string]string{
-		"sync_writer": {"write a commit below the fence": fenced, "append a commit at the fence": allow,
-			"read the status view": allow, "read the serve gate": allow, "run the audit": allow},
-		"sync_backfill": {"claim a checkpoint": allow, "advance a checkpoint": allow, "activate a checkpoint": allow,
-			"read the status view": allow, "read the serve gate": allow, "run the audit": allow},
-		"sync_admin": {"lower the fence by declaring": noWrite, "lower the fence by installing": noWrite,
-			"claim a checkpoint": allow, "advance a checkpoint": allow, "activate a checkpoint": allow, "bump the schema": allow,
-			"prune the log": allow, "read the status view": allow, "read the serve gate": allow, "run the audit": allow},
-		"sync_reader": {"read the status view": allow, "read the serve gate": allow, "run the audit": allow},
+		"sync_writer": {"write a commit below the fence": fenced, "append a commit at the fence": allow, "push through sync_push": allow,
+			"read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
+		"sync_backfill": {"claim a checkpoint": allow, "claim the next checkpoint of a fleet": allow, "advance a checkpoint": allow, "activate a checkpoint": allow,
+			"read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
+		"sync_admin": {"lower the fence by declaring": noWrite, "lower the fence by installing": noWrite, "lower the fence by installing many": noWrite,
+			"claim a checkpoint": allow, "claim the next checkpoint of a fleet": allow, "advance a checkpoint": allow, "activate a checkpoint": allow, "bump the schema": allow,
+			"prune the log": allow, "read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
+		"sync_reader": {"read the status view": allow, "read the serve gate": allow, "run the serve check": allow, "run the audit": allow},
 		"":            {}, // a login role with no sync role at all
 	}
 	for group, allowed := range matrix {
@@ -373,7 +377,7 @@ func TestRolesRunTheServices(t *testing.T) {
 		ApplyRange: func(context.Context, pgx.Tx, string, int64, int64) (int64, error) { return 0, nil }}); err != nil {
 		t.Fatalf("backfill as sync_backfill: %v", err)
 	}
-	srv := gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointRef{{Partition: "p1", Name: "proj"}}}
+	srv := gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointDeclaration{{Partition: "p1", Name: "proj", SchemaVersion: 2}}}
 	if _, err := writer.Push(ctx, "p1", todoCommit("v2", 1), srv); err != nil {
 		t.Fatalf("v2 push as sync_writer: %v", err)
 	}

@@ -227,7 +227,7 @@ func TestSchemaBumpNoDeadlock(t *testing.T) {
 				defer wg.Done()
 				for i := 0; i < 3; i++ {
 					version := r + int64(rand.IntN(2))
-					srv := gosync.Server{SchemaVersion: version, Declared: []gosync.CheckpointRef{{Partition: fmt.Sprintf("cp%d", r), Name: "proj"}}}
+					srv := gosync.Server{SchemaVersion: version, Declared: []gosync.CheckpointDeclaration{{Partition: fmt.Sprintf("cp%d", r), Name: "proj", SchemaVersion: version}}}
 					_, err := s.Push(roundCtx, fmt.Sprintf("p%d", rand.IntN(3)), todoCommit(fmt.Sprintf("r%d-w%d-%d", r, w, i), 1), srv)
 					var nr *gosync.NotReadyError
 					switch {

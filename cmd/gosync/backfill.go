@@ -16,7 +16,13 @@ import (
 
 func runBackfill(e env, args []string) error {
 	fs := flags("backfill", e)
-	partition := fs.String("partition", "p1", "partition to fill")
+	partition := fs.String("partition", "p1", "partition to fill (without --all)")
+	all := fs.Bool("all", false, "fill every partition that declares the projection (a fleet of --workers)")
+	workers := fs.Int("workers", 1, "with --all: partitions filled at once by this process")
+	lease := fs.Duration("lease", 30*time.Second, "with --all: take over a checkpoint whose owner made no progress for this long")
+	name := fs.String("name", todos.Projection, "the projection (checkpoint name); other than the example's, give --apply and --sources")
+	sources := fs.String("sources", "", "with --apply: the projection's source tables, comma-separated")
+	apply := fs.String("apply", "", "a file holding one SQL statement that applies a batch: $1 partition, $2 after seq, $3 through seq, $4 sources")
 	version := fs.Int64("version", 0, "schema version to claim at (default: the stored schema version)")
 	batch := fs.Int("batch", 1000, "commit seqs (log entries) per batch")
 	pause := fs.Duration("pause", 0, "pause between batches")
@@ -24,24 +30,48 @@ func runBackfill(e env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *batch < 1 || *rate < 0 || *pause < 0 {
-		return usagef("backfill: --batch must be >= 1, --rate and --pause >= 0")
+	if *batch < 1 || *rate < 0 || *pause < 0 || *workers < 1 || *lease <= 0 {
+		return usagef("backfill: --batch and --workers must be >= 1, --rate and --pause >= 0, --lease > 0")
+	}
+	custom := *apply != ""
+	if custom == (*name == todos.Projection) || custom != (*sources != "") {
+		return usagef("backfill: --apply file.sql and --sources go together, with a --name other than the example's %s", todos.Projection)
+	}
+	b := gosync.Backfill{Name: *name,
+		Knobs: gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: *batch, Pause: *pause, RowsPerS: *rate})}
+	if custom {
+		text, err := os.ReadFile(*apply)
+		if err != nil {
+			return usagef("backfill: --apply: %v", err)
+		}
+		b.Sources = strings.Split(*sources, ",")
+		if b.ApplyRange, err = gosync.ApplyRangeSQL(string(text), b.Sources); err != nil {
+			return usagef("backfill: --apply %s: %v", *apply, err)
+		}
+	} else {
+		b.Sources, b.ApplyRange = []string{todos.Source}, todos.ApplyRange
 	}
 	return e.withPool(func(pool *pgxpool.Pool) error {
 		s := gosync.New(pool)
-		if err := requirePartition(e, s, *partition); err != nil {
-			return err
-		}
-		v := *version
-		if v == 0 {
-			if err := pool.QueryRow(e.ctx, "SELECT coalesce((SELECT schema_version FROM sync_schema_meta WHERE id = 1), 0)").Scan(&v); err != nil {
+		b.SchemaVersion = *version
+		if b.SchemaVersion == 0 {
+			if err := pool.QueryRow(e.ctx, "SELECT coalesce((SELECT schema_version FROM sync_schema_meta WHERE id = 1), 0)").Scan(&b.SchemaVersion); err != nil {
 				return err
 			}
 		}
-		if _, err := pool.Exec(e.ctx, todos.ProjectionDDL); err != nil {
+		if !custom {
+			if _, err := pool.Exec(e.ctx, todos.ProjectionDDL); err != nil {
+				return err
+			}
+		}
+		if *all {
+			return backfillFleet(e, s, b, *workers, *lease)
+		}
+		if err := requirePartition(e, s, *partition); err != nil {
 			return err
 		}
-		cp, err := backfillTodos(e, s, *partition, v, gosync.BackfillSettings{BatchSize: *batch, Pause: *pause, RowsPerS: *rate})
+		b.Partition = *partition
+		cp, err := backfillOne(e, s, b)
 		if err != nil {
 			return err
 		}
@@ -50,17 +80,36 @@ func runBackfill(e env, args []string) error {
 	})
 }
 
-// backfillTodos fills the example projection, reporting progress to stdout.
-func backfillTodos(e env, s *gosync.Store, partition string, version int64, settings gosync.BackfillSettings) (gosync.Checkpoint, error) {
+// backfillFleet fills b's projection in every partition, printing one
+// aggregate progress line at most once a second.
+func backfillFleet(e env, s *gosync.Store, b gosync.Backfill, workers int, lease time.Duration) error {
+	res, err := s.RunBackfills(e.ctx, gosync.Fleet{Backfill: b, Workers: workers, Lease: lease, Report: func(p gosync.FleetProgress) {
+		eta := "-"
+		if p.ETA > 0 {
+			eta = p.ETA.Round(100 * time.Millisecond).String()
+		}
+		fmt.Fprintf(e.stdout, "backfill %s: %d/%d partitions activated, %d working here, %d changes, %.0f changes/s, ETA %s\n",
+			p.Name, p.PartitionsDone, p.Total, p.Working, p.ChangesDone, p.ChangesPerSecond, eta)
+	}})
+	if errors.Is(err, gosync.ErrCheckpointNotDeclared) {
+		err = fmt.Errorf("%w (declare it with `gosync checkpoint declare`)", err)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "done: %d partitions activated by this process, %d taken over by other workers, %d changes\n",
+		len(res.Activated), res.Lost, res.Changes)
+	return nil
+}
+
+// backfillOne fills b's projection in b.Partition, reporting progress to stdout.
+func backfillOne(e env, s *gosync.Store, b gosync.Backfill) (gosync.Checkpoint, error) {
 	progress := newProgressPrinter(e.stdout)
-	cp, err := s.RunBackfill(e.ctx, gosync.Backfill{
-		Partition: partition, Name: todos.Projection, SchemaVersion: version,
-		Sources: []string{todos.Source}, Apply: todos.Apply,
-		Knobs: gosync.NewBackfillKnobs(settings), Progress: progress.report,
-	})
+	b.Progress = progress.report
+	cp, err := s.RunBackfill(e.ctx, b)
 	progress.done()
 	if errors.Is(err, gosync.ErrCheckpointNotDeclared) {
-		return cp, fmt.Errorf("%w (declare it with `gosync checkpoint declare --partition %s --name %s --version N`)", err, partition, todos.Projection)
+		return cp, fmt.Errorf("%w (declare it with `gosync checkpoint declare --partition %s --name %s --version N`)", err, b.Partition, b.Name)
 	}
 	return cp, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,22 +20,25 @@ import (
 
 // runDemo tells the migration barrier's story on a throwaway Postgres (or
 // --db): a v1 fleet writes, a v2 server bumps the schema and declares a
-// projection, the old writer is fenced out by the database, the gate holds
-// v2 traffic back until the backfill activates the projection, then v2
-// serves.
+// projection in every partition, the old writer is fenced out by the
+// database, the gate holds v2 traffic back until the fleet backfill
+// activates the projection, then v2 serves. --partitions N tells it at
+// scale: N tenants, one set-based bump, a flat gate, a summary status.
 func runDemo(e env, args []string) error {
 	fs := flags("demo", e)
-	commits := fs.Int("commits", 20000, "commits the v1 fleet writes before the bump")
+	commits := fs.Int("commits", 20000, "commits the v1 fleet writes before the bump (spread over the partitions)")
+	partitions := fs.Int("partitions", 1, "partitions (tenants): p1 ... pN")
+	workers := fs.Int("workers", 2, "backfill workers")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *commits < 1 {
-		return usagef("demo: --commits must be >= 1")
+	if *commits < 1 || *partitions < 1 || *workers < 1 {
+		return usagef("demo: --commits, --partitions and --workers must be >= 1")
 	}
-	return e.withPool(func(pool *pgxpool.Pool) error { return demo(e, pool, *commits) })
+	return e.withPool(func(pool *pgxpool.Pool) error { return demo(e, pool, *commits, *partitions, *workers) })
 }
 
-func demo(e env, pool *pgxpool.Pool, commits int) error {
+func demo(e env, pool *pgxpool.Pool, commits, partitions, workers int) error {
 	ctx := e.ctx
 	s := gosync.New(pool)
 	started := time.Now()
@@ -50,7 +54,13 @@ func demo(e env, pool *pgxpool.Pool, commits int) error {
 		fmt.Fprintf(e.stdout, "   %s  [%s]\n", result, time.Since(t).Round(time.Millisecond))
 		return nil
 	}
-	v2 := gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointRef{{Partition: "p1", Name: todos.Projection}}}
+	everywhere := []gosync.CheckpointDeclaration{{AllPartitions: true, Name: todos.Projection, SchemaVersion: 2}}
+	v2 := gosync.Server{SchemaVersion: 2, Declared: everywhere}
+	names := make([]string, partitions)
+	for i := range names {
+		names[i] = fmt.Sprintf("p%d", i+1)
+	}
+	perPartition := max(commits/partitions, 1)
 
 	if err := step("Migrate the sync log (goose, embedded migrations)", func() (string, error) {
 		v, err := gosync.Migrate(ctx, pool, gosync.WithVersionTable(e.versionTable))
@@ -64,9 +74,9 @@ func demo(e env, pool *pgxpool.Pool, commits int) error {
 	}); err != nil {
 		return err
 	}
-	if err := step(fmt.Sprintf("The v1 fleet writes %d commits to partition p1", commits), func() (string, error) {
-		err := todos.SeedLog(ctx, pool, "p1", commits, max(commits/5, 1), 1)
-		return fmt.Sprintf("p1 holds %d commits written at writer_version 1", commits), err
+	if err := step(fmt.Sprintf("The v1 fleet writes %d commits to each of %d partitions (p1 ... p%d)", perPartition, partitions, partitions), func() (string, error) {
+		err := todos.SeedPartitions(ctx, pool, names, perPartition, max(perPartition/5, 1), 1)
+		return fmt.Sprintf("%d commits written at writer_version 1", perPartition*partitions), err
 	}); err != nil {
 		return err
 	}
@@ -103,10 +113,9 @@ func demo(e env, pool *pgxpool.Pool, commits int) error {
 	}); err != nil {
 		return err
 	}
-	if err := step("A v2 server starts: the schema bump to v2 declares the todos_by_owner backfill for p1", func() (string, error) {
-		err := s.EnsureReady(ctx, gosync.ReadyConfig{Schema: todos.Schema(2), Options: todos.SchemaChange(2),
-			Declarations: []gosync.CheckpointDeclaration{{Partition: "p1", Name: todos.Projection, SchemaVersion: 2}}})
-		return "one transaction: migration lock, ALTER TABLE todos, marker v2, checkpoint + writer fence >= 2", err
+	if err := step(fmt.Sprintf("A v2 server starts: the schema bump to v2 declares the todos_by_owner backfill in all %d partitions", partitions), func() (string, error) {
+		err := s.EnsureReady(ctx, gosync.ReadyConfig{Schema: todos.Schema(2), Options: todos.SchemaChange(2), Declarations: everywhere})
+		return fmt.Sprintf("one transaction: migration lock, ALTER TABLE todos, marker v2, %d checkpoints + writer fences >= 2 in one set-based call", partitions), err
 	}); err != nil {
 		return err
 	}
@@ -137,9 +146,37 @@ func demo(e env, pool *pgxpool.Pool, commits int) error {
 	}); err != nil {
 		return err
 	}
-	if err := step("The backfill fills todos_by_owner from the log and activates it", func() (string, error) {
-		cp, err := backfillTodos(e, s, "p1", 2, gosync.BackfillSettings{BatchSize: 2000})
-		return fmt.Sprintf("activated at watermark %d after %d rows", cp.Watermark, cp.ObservedRows), err
+	if err := step(fmt.Sprintf("The gate costs the same with %d checkpoints pending (sync_serve_check, index-driven)", partitions), func() (string, error) {
+		const calls = 200
+		t := time.Now()
+		for i := 0; i < calls; i++ {
+			if _, err := s.ServeCheck(ctx, names[i%partitions], v2); err != nil {
+				return "", err
+			}
+		}
+		return fmt.Sprintf("%d gate checks, %s each on average (one round trip)", calls, (time.Since(t) / calls).Round(time.Microsecond)), nil
+	}); err != nil {
+		return err
+	}
+	if err := step("Status: the summary a DBA reads (sync_barrier_summary)", func() (string, error) {
+		return demoSummary(ctx, s)
+	}); err != nil {
+		return err
+	}
+	if err := step(fmt.Sprintf("The fleet backfill fills todos_by_owner in every partition with %d workers and activates each", workers), func() (string, error) {
+		res, err := s.RunBackfills(ctx, gosync.Fleet{Backfill: gosync.Backfill{Name: todos.Projection, SchemaVersion: 2,
+			Sources: []string{todos.Source}, ApplyRange: todos.ApplyRange,
+			Knobs: gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 2000})}, Workers: workers,
+			Report: func(p gosync.FleetProgress) {
+				fmt.Fprintf(e.stdout, "   ... %d/%d partitions activated, %.0f changes/s\n", p.PartitionsDone, p.Total, p.ChangesPerSecond)
+			}})
+		var watermark int64
+		for _, cp := range res.Activated {
+			if cp.Partition == "p1" {
+				watermark = cp.Watermark
+			}
+		}
+		return fmt.Sprintf("%d partitions activated (p1 activated at watermark %d), %d changes", len(res.Activated), watermark, res.Changes), err
 	}); err != nil {
 		return err
 	}
@@ -153,6 +190,11 @@ func demo(e env, pool *pgxpool.Pool, commits int) error {
 	}); err != nil {
 		return err
 	}
+	if err := step("Status: every checkpoint activated, lag 0", func() (string, error) {
+		return demoSummary(ctx, s)
+	}); err != nil {
+		return err
+	}
 	return step("A v2 push and an authoritative read succeed", func() (string, error) {
 		res, err := s.Push(ctx, "p1", demoCommit("v2-first"), v2)
 		if err != nil {
@@ -160,9 +202,9 @@ func demo(e env, pool *pgxpool.Pool, commits int) error {
 		}
 		var owned int64
 		cursor, err := s.ReadAuthoritative(ctx, "p1", v2, func(ctx context.Context, tx pgx.Tx) error {
-			return tx.QueryRow(ctx, "SELECT count(*) FROM todos_by_owner WHERE partition = 'p1' AND owner_id = 'u1'").Scan(&owned)
+			return tx.QueryRow(ctx, "SELECT count(*) FROM todos_by_owner WHERE partition = 'p1'").Scan(&owned)
 		})
-		return fmt.Sprintf("push landed at seq %d; read: u1 owns %d todos, cursor %d. Done in %s.",
+		return fmt.Sprintf("push landed at seq %d; read: p1's todos_by_owner holds %d todos, cursor %d. Done in %s.",
 			res.CommitSeq, owned, cursor, time.Since(started).Round(time.Millisecond)), err
 	})
 }
@@ -171,4 +213,14 @@ func demoCommit(id string) gosync.Commit {
 	return gosync.Commit{ClientID: "v2-client", ClientCommitID: id, ActorID: "u1", CreatedAtMs: time.Now().UnixMilli(),
 		Changes: []gosync.Change{{Table: todos.Source, RowID: "t-" + id, Op: todos.OpUpsert,
 			Scopes: map[string][]string{"owner": {"u1"}}, Payload: []byte(`{"title":"written by v2","owner":"u1"}`)}}}
+}
+
+// demoSummary is sync_barrier_summary in one line per row.
+func demoSummary(ctx context.Context, s *gosync.Store) (string, error) {
+	rows, err := s.BarrierSummary(ctx)
+	var lines []string
+	for _, r := range rows {
+		lines = append(lines, fmt.Sprintf("v%d %s %s: %d partitions, max lag %d (%s)", r.SchemaVersion, r.Checkpoint, r.State, r.Partitions, r.MaxLag, r.SlowestPartition))
+	}
+	return strings.Join(lines, "; "), err
 }

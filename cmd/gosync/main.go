@@ -30,17 +30,25 @@ Usage:
   gosync [--db URL] [--version-table T] <command> [flags]
 
 Commands:
-  demo                                   the whole story on a throwaway Postgres, step by step
+  demo [--partitions N] [--workers W]    the whole story on a throwaway Postgres, step by step
+                                         (on N partitions: one bump, a flat gate, a fleet backfill)
   up                                     migrate up, then print the status
   migrate up|down|status|version         goose migrations (embedded)
-  status [--partition P] [--json]        the barrier: fences, checkpoints, watermarks, lag
+  status [--json]                        the barrier summary: per version, projection and state
+  status [--partition P] [--state S] [--limit N] [--json]
+                                         the rows: fences, checkpoints, watermarks, lag
   checkpoint declare|claim --partition P --name N --version V
   checkpoint activate --partition P --name N --epoch E --watermark W --sources a,b
                                          exit 3 when stale or unverifiable
   checkpoint list [--partition P] [--json]
-  gate --partition P --running N [--declared p/n,...] [--epoch E] [--json]
+  gate --partition P --running N [--declared p/n,*/n,...] [--epoch E] [--json]
   backfill [--partition P] [--batch N] [--pause D] [--rate R]
-                                         fill the example todos_by_owner projection
+                                         fill the example todos_by_owner projection in one partition
+  backfill --all [--workers N] [--lease D] [...]
+                                         ... in every partition that declares it, N at a time
+  backfill ... --name N --sources a,b --apply file.sql
+                                         a projection of your own: the batch apply as one SQL
+                                         statement ($1 partition, $2 after seq, $3 through seq, $4 sources)
   db                                     start a throwaway Postgres, print its URL, wait for Ctrl-C
 
 The database is --db, else $DATABASE_URL, else a throwaway local Postgres

@@ -19,7 +19,7 @@ func runUp(e env, args []string) error {
 		if err := migrate(e, pool, "up", false); err != nil {
 			return err
 		}
-		return printStatus(e, pool, "", false)
+		return printStatus(e, pool, nil, false)
 	})
 }
 

@@ -11,12 +11,26 @@ import (
 
 func runStatus(e env, args []string) error {
 	fs := flags("status", e)
-	partition := fs.String("partition", "", "only this partition")
+	partition := fs.String("partition", "", "list the rows of this partition")
+	state := fs.String("state", "", "list the rows in this state (declared, backfilling, activated)")
+	limit := fs.Int("limit", 0, "list at most this many rows (0: all)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	return e.withPool(func(pool *pgxpool.Pool) error { return printStatus(e, pool, *partition, *asJSON) })
+	if *limit < 0 {
+		return usagef("status: --limit must be at least 0")
+	}
+	switch gosync.CheckpointState(*state) {
+	case "", gosync.StateDeclared, gosync.StateBackfilling, gosync.StateActivated:
+	default:
+		return usagef("status: --state %q is not declared, backfilling or activated", *state)
+	}
+	f := &gosync.StatusFilter{Partition: *partition, State: gosync.CheckpointState(*state), Limit: *limit}
+	if *partition == "" && *state == "" && *limit == 0 {
+		f = nil // the summary: one line per projection, version and state, at any number of partitions
+	}
+	return e.withPool(func(pool *pgxpool.Pool) error { return printStatus(e, pool, f, *asJSON) })
 }
 
 // requirePartition turns an unknown partition into a clear error.
@@ -34,7 +48,8 @@ func requirePartition(e env, s *gosync.Store, partition string) error {
 	return nil
 }
 
-func printStatus(e env, pool *pgxpool.Pool, partition string, asJSON bool) error {
+// printStatus prints the summary (f nil) or the rows f picks.
+func printStatus(e env, pool *pgxpool.Pool, f *gosync.StatusFilter, asJSON bool) error {
 	p, err := gosync.NewMigrator(e.ctx, pool, gosync.WithVersionTable(e.versionTable))
 	if err != nil {
 		return err
@@ -48,21 +63,24 @@ func printStatus(e env, pool *pgxpool.Pool, partition string, asJSON bool) error
 		return fmt.Errorf("database at migration %d of %d: run `gosync migrate up`", current, latest)
 	}
 	s := gosync.New(pool)
-	if err := requirePartition(e, s, partition); err != nil {
-		return err
-	}
-	rows, err := s.BarrierStatus(e.ctx, partition)
-	if err != nil {
-		return err
-	}
 	var schemaVersion int64
 	if err := pool.QueryRow(e.ctx, "SELECT coalesce((SELECT schema_version FROM sync_schema_meta WHERE id = 1), 0)").Scan(&schemaVersion); err != nil {
+		return err
+	}
+	if f == nil {
+		return printSummary(e, s, current, latest, schemaVersion, asJSON)
+	}
+	if err := requirePartition(e, s, f.Partition); err != nil {
+		return err
+	}
+	rows, err := s.BarrierStatusRows(e.ctx, *f)
+	if err != nil {
 		return err
 	}
 	if asJSON {
 		return writeJSON(e.stdout, map[string]any{"migration": current, "schema_version": schemaVersion, "checkpoints": rows})
 	}
-	fmt.Fprintf(e.stdout, "migration %d of %d, schema version %d, %d checkpoints\n", current, latest, schemaVersion, len(rows))
+	fmt.Fprintf(e.stdout, "migration %d of %d, schema version %d, %d checkpoints listed\n", current, latest, schemaVersion, len(rows))
 	if len(rows) == 0 {
 		return nil
 	}
@@ -74,7 +92,32 @@ func printStatus(e env, pool *pgxpool.Pool, partition string, asJSON bool) error
 		}
 		out[i] = []string{r.Partition, r.Checkpoint, r.State, strconv.FormatInt(r.SchemaVersion, 10), fence,
 			strconv.FormatInt(r.OwnerEpoch, 10), strconv.FormatInt(r.Watermark, 10), strconv.FormatInt(r.CoverageSeq, 10),
-			strconv.FormatInt(r.Lag, 10), strconv.FormatInt(r.ObservedRows, 10), r.UpdatedAt.UTC().Format("2006-01-02 15:04:05")}
+			strconv.FormatInt(r.Lag, 10), strconv.FormatInt(r.ObservedRows, 10), r.UpdatedAt.UTC().Format(timeLayout)}
 	}
 	return table(e.stdout, []string{"PARTITION", "CHECKPOINT", "STATE", "VERSION", "FENCE", "EPOCH", "WATERMARK", "COVERAGE", "LAG", "ROWS", "UPDATED (UTC)"}, out)
+}
+
+const timeLayout = "2006-01-02 15:04:05"
+
+func printSummary(e env, s *gosync.Store, current, latest, schemaVersion int64, asJSON bool) error {
+	sum, err := s.BarrierSummary(e.ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(e.stdout, map[string]any{"migration": current, "schema_version": schemaVersion, "summary": sum})
+	}
+	var total int64
+	out := make([][]string, len(sum))
+	for i, r := range sum {
+		total += r.Partitions
+		out[i] = []string{strconv.FormatInt(r.SchemaVersion, 10), r.Checkpoint, r.State, strconv.FormatInt(r.Partitions, 10),
+			strconv.FormatInt(r.MaxLag, 10), r.SlowestPartition, r.OldestUpdate.UTC().Format(timeLayout), r.NewestUpdate.UTC().Format(timeLayout)}
+	}
+	fmt.Fprintf(e.stdout, "migration %d of %d, schema version %d, %d checkpoints (rows: --partition, --state, --limit)\n",
+		current, latest, schemaVersion, total)
+	if len(sum) == 0 {
+		return nil
+	}
+	return table(e.stdout, []string{"VERSION", "CHECKPOINT", "STATE", "PARTITIONS", "MAX LAG", "SLOWEST", "OLDEST UPDATE (UTC)", "NEWEST UPDATE (UTC)"}, out)
 }

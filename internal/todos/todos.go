@@ -83,9 +83,10 @@ func Apply(ctx context.Context, tx pgx.Tx, batch []gosync.SourceChange) error {
 
 // ApplyRange is the set-based Apply: it writes the projection for the
 // changes in (after, through] inside the database (the last change of each
-// todo wins) and returns how many source changes it read. Two statements:
-// remove every todo the batch touches, then insert the survivors with a
-// plain INSERT (cheaper than ON CONFLICT for a projection that mostly grows).
+// todo wins) and returns how many source changes it read. Two statements,
+// sent with the planner setting in one round trip: remove every todo the
+// batch touches, then insert the survivors with a plain INSERT (cheaper than
+// ON CONFLICT for a projection that mostly grows).
 func ApplyRange(ctx context.Context, tx pgx.Tx, partition string, after, through int64) (int64, error) {
 	var n int64
 	// The projection grows during the fill while its statistics still say
@@ -93,11 +94,11 @@ func ApplyRange(ctx context.Context, tx pgx.Tx, partition string, after, through
 	// partition plus a filter, once per batch over an ever larger table, is
 	// quadratic. The delete must probe the primary key (todo_id first) for
 	// each touched todo: no sequential scan, and "partition || ''" keeps the
-	// partition off the other index.
-	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-		return 0, err
-	}
-	err := tx.QueryRow(ctx, `
+	// partition off the other index. The three statements travel as one
+	// pipelined batch: one round trip.
+	batch := &pgx.Batch{}
+	batch.Queue("SELECT set_config('enable_seqscan', 'off', true)")
+	batch.Queue(`
 WITH batch AS (
   SELECT row_id FROM sync_changes
    WHERE partition = $1 AND tbl = 'todos' AND commit_seq > $2 AND commit_seq <= $3
@@ -105,11 +106,8 @@ WITH batch AS (
   DELETE FROM todos_by_owner t
    WHERE t.todo_id = ANY (ARRAY(SELECT DISTINCT row_id FROM batch)) AND t.partition || '' = $1
 )
-SELECT count(*) FROM batch`, partition, after, through).Scan(&n)
-	if err != nil {
-		return 0, err
-	}
-	_, err = tx.Exec(ctx, `
+SELECT count(*) FROM batch`, partition, after, through).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+	batch.Queue(`
 INSERT INTO todos_by_owner (partition, todo_id, owner_id, title)
 SELECT $1, row_id, p ->> 'owner', p ->> 'title'
   FROM (SELECT DISTINCT ON (row_id) row_id, op, convert_from(payload, 'UTF8')::jsonb AS p
@@ -117,6 +115,7 @@ SELECT $1, row_id, p ->> 'owner', p ->> 'title'
          WHERE partition = $1 AND tbl = 'todos' AND commit_seq > $2 AND commit_seq <= $3
          ORDER BY row_id, commit_seq DESC, idx DESC) last
  WHERE op = 1`, partition, after, through)
+	err := tx.SendBatch(ctx, batch).Close()
 	return n, err
 }
 
@@ -140,30 +139,36 @@ type Beginner interface {
 // SeedLog bulk-loads n commits of one todo change each into partition, as a
 // writer at writerVersion would have written them: todos rotate over rows
 // ids, owners over 7 users, and 1 change in 13 is a delete.
+func SeedLog(ctx context.Context, conn Beginner, partition string, n, rows int, writerVersion int64) error {
+	return SeedPartitions(ctx, conn, []string{partition}, n, rows, writerVersion)
+}
+
+// SeedPartitions is SeedLog for many partitions in one statement (a demo
+// of 10^5 tenants seeds them all at once).
 //
-// It is a restore, not a push: one set-based statement moves the head by n,
-// which the head-only triggers refuse to any writer, so it runs with
+// It is a restore, not a push: one set-based statement moves each head by
+// n, which the head-only triggers refuse to any writer, so it runs with
 // session_replication_role = replica (triggers off, for this transaction
 // only). That takes a superuser, as any restore of a dump does; the demo's
 // throwaway database and the test harness connect as one.
-func SeedLog(ctx context.Context, conn Beginner, partition string, n, rows int, writerVersion int64) error {
+func SeedPartitions(ctx context.Context, conn Beginner, partitions []string, n, rows int, writerVersion int64) error {
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
 			return fmt.Errorf("todos: seeding the log is a bulk restore and needs a superuser: %w", err)
 		}
 		_, err := tx.Exec(ctx, `
 WITH base AS (
-  INSERT INTO sync_partitions AS p (partition, max_commit_seq) VALUES ($1, $2)
+  INSERT INTO sync_partitions AS p (partition, max_commit_seq) SELECT unnest($1::text[]), $2
   ON CONFLICT (partition) DO UPDATE SET max_commit_seq = p.max_commit_seq + $2
-  RETURNING max_commit_seq - $2 AS start
+  RETURNING partition, max_commit_seq - $2 AS start
 ), commits AS (
   INSERT INTO sync_commits
-  SELECT $1, start + g, 'seed', 'seed-' || (start + g), 'u0', 0, $4 FROM base, generate_series(1, $2::bigint) g
+  SELECT b.partition, b.start + g, 'seed', 'seed-' || (b.start + g), 'u0', 0, $4 FROM base b, generate_series(1, $2::bigint) g
 )
 INSERT INTO sync_changes
-SELECT $1, start + g, 0, 'todos', 't' || (g % $3), CASE WHEN g % 13 = 0 THEN 2 ELSE 1 END, 1, '{}',
-       convert_to(json_build_object('title', 'todo ' || (start + g), 'owner', 'u' || (g % 7))::text, 'UTF8')
-  FROM base, generate_series(1, $2::bigint) g`, partition, n, rows, writerVersion)
+SELECT b.partition, b.start + g, 0, 'todos', 't' || (g % $3), CASE WHEN g % 13 = 0 THEN 2 ELSE 1 END, 1, '{}',
+       convert_to(json_build_object('title', 'todo ' || (b.start + g), 'owner', 'u' || (g % 7))::text, 'UTF8')
+  FROM base b, generate_series(1, $2::bigint) g`, partitions, n, rows, writerVersion)
 		return err
 	})
 }

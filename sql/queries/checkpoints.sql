@@ -23,3 +23,12 @@ SELECT * FROM sync_backfill_checkpoints WHERE partition = @partition AND name = 
 SELECT * FROM sync_backfill_checkpoints
  WHERE (sqlc.narg('partition')::text IS NULL OR partition = sqlc.narg('partition')::text)
  ORDER BY partition, name;
+
+-- name: ClaimNextCheckpoint :many
+SELECT * FROM sync_claim_next_checkpoint(@name, @schema_version, @lease_ms, sqlc.narg('now_ms')::bigint);
+
+-- name: CheckpointCounts :one
+SELECT count(*)::bigint AS total,
+       count(*) FILTER (WHERE state = 'activated')::bigint AS activated
+  FROM sync_backfill_checkpoints
+ WHERE name = @name AND schema_version = @schema_version;

@@ -10,3 +10,27 @@ SELECT g.stored_schema_version::bigint AS stored_schema_version,
 
 -- name: BeginSchemaChange :exec
 SELECT sync_begin_schema_change();
+
+-- The refusal rule (sync_serve_check). The alias list names the OUT
+-- columns for sqlc; the casts give the generated struct its Go types.
+-- name: ServeCheck :one
+SELECT coalesce(c.refusal, '')::text AS refusal,
+       c.stored_schema_version::bigint AS stored_schema_version,
+       coalesce(c.checkpoint_partition, '')::text AS checkpoint_partition,
+       coalesce(c.checkpoint_name, '')::text AS checkpoint_name
+  FROM sync_serve_check(@partition, @running_schema_version, sqlc.narg('expected_log_epoch')::text,
+         @declared_names::text[], @declared_partitions::text[], @declared_partition_names::text[])
+       AS c(refusal, stored_schema_version, log_epoch, checkpoint_partition, checkpoint_name);
+
+-- ServeCheckAndCursor: the serve check and the partition's cursor in one
+-- statement, so ReadAuthoritative takes its snapshot and reads both in one
+-- round trip (in REPEATABLE READ the cursor is that of the whole snapshot).
+-- name: ServeCheckAndCursor :one
+SELECT coalesce(c.refusal, '')::text AS refusal,
+       c.stored_schema_version::bigint AS stored_schema_version,
+       coalesce(c.checkpoint_partition, '')::text AS checkpoint_partition,
+       coalesce(c.checkpoint_name, '')::text AS checkpoint_name,
+       coalesce((SELECT p.max_commit_seq FROM sync_partitions p WHERE p.partition = @partition), 0)::bigint AS cursor
+  FROM sync_serve_check(@partition, @running_schema_version, sqlc.narg('expected_log_epoch')::text,
+         @declared_names::text[], @declared_partitions::text[], @declared_partition_names::text[])
+       AS c(refusal, stored_schema_version, log_epoch, checkpoint_partition, checkpoint_name);

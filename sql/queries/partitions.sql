@@ -1,12 +1,6 @@
 -- name: GetPartition :one
 SELECT * FROM sync_partitions WHERE partition = @partition;
 
--- LockPartitionForWrite takes the partition row lock every push takes
--- (creating the row when missing): writers of one partition serialize on it,
--- and activation takes it to exclude pushes.
--- name: LockPartitionForWrite :one
-SELECT * FROM sync_lock_partition(@partition);
-
 -- name: TouchPartition :one
 SELECT * FROM sync_touch_partition(@partition, sqlc.narg('log_epoch')::text, sqlc.narg('now_ms')::bigint);
 

@@ -1,0 +1,49 @@
+-- A push in one call, so one round trip: take the partition lock, apply
+-- the refusal rule (sync_serve_check) in a statement that starts after the
+-- lock is granted — in READ COMMITTED each statement of this volatile
+-- function takes a fresh snapshot, so the gate sees every schema bump that
+-- committed while the push waited — and append the commit stamped with the
+-- running schema version (sync_append_commit). Returns one row: refusal NULL
+-- and result (sync_append_commit's answer), or the refusal columns of
+-- sync_serve_check and result NULL. A refused push changes nothing: an
+-- existing partition row is only locked; a partition's first push inserts
+-- the row inside a block whose subtransaction a refusal rolls back — a cost
+-- only that first push pays. The lock is always sync_lock_partition's, with
+-- whatever privileges it runs with.
+CREATE OR REPLACE FUNCTION sync_push(
+  partition text, running_schema_version integer, expected_log_epoch text,
+  declared_names text[], declared_partitions text[], declared_partition_names text[],
+  client_id text, client_commit_id text, actor_id text, created_at_ms bigint,
+  tbls text[], row_ids text[], ops smallint[], row_versions bigint[], scopes jsonb[], payloads bytea[],
+  OUT refusal text, OUT stored_schema_version bigint,
+  OUT checkpoint_partition text, OUT checkpoint_name text, OUT result jsonb)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+  gate record;
+BEGIN
+  IF EXISTS (SELECT 1 FROM sync_partitions p WHERE p.partition = $1) THEN
+    PERFORM sync_lock_partition($1); -- the row exists: locks it, writes nothing
+    SELECT g.* INTO gate FROM sync_serve_check($1, $2, $3, $4, $5, $6) AS g;
+  ELSE
+    BEGIN
+      PERFORM sync_lock_partition($1);
+      SELECT g.* INTO gate FROM sync_serve_check($1, $2, $3, $4, $5, $6) AS g;
+      IF gate.refusal IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'SYRF1'; -- roll the row back, caught below
+      END IF;
+    EXCEPTION WHEN SQLSTATE 'SYRF1' THEN
+      NULL;
+    END;
+  END IF;
+  stored_schema_version := gate.stored_schema_version;
+  IF gate.refusal IS NOT NULL THEN
+    refusal := gate.refusal;
+    checkpoint_partition := gate.checkpoint_partition;
+    checkpoint_name := gate.checkpoint_name;
+    RETURN;
+  END IF;
+  result := sync_append_commit($1, $7, $8, $9, $10, $2, $11, $12, $13, $14, $15, $16);
+END;
+$$;

@@ -9,54 +9,79 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/todos"
 )
 
-func runBackfill(e env, args []string) error {
-	fs := flags("backfill", e)
-	partition := fs.String("partition", "p1", "partition to fill (without --all)")
-	all := fs.Bool("all", false, "fill every partition that declares the projection (a fleet of --workers)")
-	workers := fs.Int("workers", 1, "with --all: partitions filled at once by this process")
-	lease := fs.Duration("lease", 30*time.Second, "with --all: take over a checkpoint whose owner made no progress for this long")
-	name := fs.String("name", todos.Projection, "the projection (checkpoint name); other than the example's, give --apply and --sources")
-	sources := fs.String("sources", "", "with --apply: the projection's source tables, comma-separated")
-	apply := fs.String("apply", "", "a file holding one SQL statement that applies a batch: $1 partition, $2 after seq, $3 through seq, $4 sources")
-	version := fs.Int64("version", 0, "schema version to claim at (default: the stored schema version)")
-	batch := fs.Int("batch", 1000, "commit seqs (log entries) per batch")
-	pause := fs.Duration("pause", 0, "pause between batches")
-	rate := fs.Float64("rate", 0, "at most this many source changes per second (0: no limit)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *batch < 1 || *rate < 0 || *pause < 0 || *workers < 1 || *lease <= 0 {
+func backfillCmd(e *env) *cobra.Command {
+	var o backfillOptions
+	c := &cobra.Command{Use: "backfill", Args: cobra.NoArgs,
+		Short: "fill a projection in one partition (--partition) or in every one that declares it (--all)",
+		Long: `Fill a projection and activate its checkpoint: the example todos_by_owner,
+or a projection of your own (--name, --sources, --apply file.sql: the batch
+apply as one SQL statement, $1 partition, $2 after seq, $3 through seq,
+$4 sources). Ctrl-C stops after the current batch; re-running resumes.`,
+		RunE: func(*cobra.Command, []string) error { return runBackfill(e, o) }}
+	f := c.Flags()
+	f.StringVar(&o.partition, "partition", "", "partition to fill (required without --all)")
+	f.BoolVar(&o.all, "all", false, "fill every partition that declares the projection (a fleet of --workers)")
+	f.IntVar(&o.workers, "workers", 1, "with --all: partitions filled at once by this process")
+	f.DurationVar(&o.lease, "lease", 30*time.Second, "with --all: take over a checkpoint whose owner made no progress for this long")
+	f.StringVar(&o.name, "name", todos.Projection, "the projection (checkpoint name); other than the example's, give --apply and --sources")
+	f.StringVar(&o.sources, "sources", "", "with --apply: the projection's source tables, comma-separated")
+	f.StringVar(&o.apply, "apply", "", "a file holding one SQL statement that applies a batch")
+	f.Int64Var(&o.version, "version", 0, "schema version to claim at (default: the stored schema version)")
+	f.IntVar(&o.batch, "batch", 1000, "commit seqs (log entries) per batch")
+	f.DurationVar(&o.pause, "pause", 0, "pause between batches")
+	f.Float64Var(&o.rate, "rate", 0, "at most this many source changes per second (0: no limit)")
+	return c
+}
+
+type backfillOptions struct {
+	partition, name, sources, apply string
+	all                             bool
+	workers, batch                  int
+	lease, pause                    time.Duration
+	version                         int64
+	rate                            float64
+}
+
+func runBackfill(e *env, o backfillOptions) error {
+	if o.batch < 1 || o.rate < 0 || o.pause < 0 || o.workers < 1 || o.lease <= 0 {
 		return usagef("backfill: --batch and --workers must be >= 1, --rate and --pause >= 0, --lease > 0")
 	}
-	custom := *apply != ""
-	if custom == (*name == todos.Projection) || custom != (*sources != "") {
+	if o.all == (o.partition != "") {
+		return usagef("backfill: give --partition P or --all")
+	}
+	custom := o.apply != ""
+	if custom == (o.name == todos.Projection) || custom != (o.sources != "") {
 		return usagef("backfill: --apply file.sql and --sources go together, with a --name other than the example's %s", todos.Projection)
 	}
-	b := gosync.Backfill{Name: *name,
-		Knobs: gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: *batch, Pause: *pause, RowsPerS: *rate})}
+	b := gosync.Backfill{Name: o.name,
+		Knobs: gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: o.batch, Pause: o.pause, RowsPerS: o.rate})}
 	if custom {
-		text, err := os.ReadFile(*apply)
+		text, err := os.ReadFile(o.apply)
 		if err != nil {
 			return usagef("backfill: --apply: %v", err)
 		}
-		b.Sources = strings.Split(*sources, ",")
+		b.Sources = strings.Split(o.sources, ",")
 		if b.ApplyRange, err = gosync.ApplyRangeSQL(string(text), b.Sources); err != nil {
-			return usagef("backfill: --apply %s: %v", *apply, err)
+			return usagef("backfill: --apply %s: %v", o.apply, err)
 		}
 	} else {
 		b.Sources, b.ApplyRange = []string{todos.Source}, todos.ApplyRange
 	}
 	return e.withPool(func(pool *pgxpool.Pool) error {
 		s := gosync.New(pool)
-		b.SchemaVersion = *version
+		b.SchemaVersion = o.version
 		if b.SchemaVersion == 0 {
 			if err := pool.QueryRow(e.ctx, "SELECT coalesce((SELECT schema_version FROM sync_schema_meta WHERE id = 1), 0)").Scan(&b.SchemaVersion); err != nil {
 				return err
+			}
+			if b.SchemaVersion == 0 {
+				return fmt.Errorf("no schema marker: pass --version N (the schema version the checkpoint was declared at)")
 			}
 		}
 		if !custom {
@@ -64,25 +89,25 @@ func runBackfill(e env, args []string) error {
 				return err
 			}
 		}
-		if *all {
-			return backfillFleet(e, s, b, *workers, *lease)
+		if o.all {
+			return backfillFleet(e, s, b, o.workers, o.lease)
 		}
-		if err := requirePartition(e, s, *partition); err != nil {
+		if err := requirePartition(e, s, o.partition); err != nil {
 			return err
 		}
-		b.Partition = *partition
+		b.Partition = o.partition
 		cp, err := backfillOne(e, s, b)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "activated %s/%s at watermark %d (%d rows, owner epoch %d)\n", cp.Partition, cp.Name, cp.Watermark, cp.ObservedRows, cp.OwnerEpoch)
+		fmt.Fprintf(e.stdout, "activated %s/%s at watermark %d (%d rows, owner epoch %d)\n", printable(cp.Partition), printable(cp.Name), cp.Watermark, cp.ObservedRows, cp.OwnerEpoch)
 		return nil
 	})
 }
 
 // backfillFleet fills b's projection in every partition, printing one
 // aggregate progress line at most once a second.
-func backfillFleet(e env, s *gosync.Store, b gosync.Backfill, workers int, lease time.Duration) error {
+func backfillFleet(e *env, s *gosync.Store, b gosync.Backfill, workers int, lease time.Duration) error {
 	res, err := s.RunBackfills(e.ctx, gosync.Fleet{Backfill: b, Workers: workers, Lease: lease, Report: func(p gosync.FleetProgress) {
 		eta := "-"
 		if p.ETA > 0 {
@@ -103,7 +128,7 @@ func backfillFleet(e env, s *gosync.Store, b gosync.Backfill, workers int, lease
 }
 
 // backfillOne fills b's projection in b.Partition, reporting progress to stdout.
-func backfillOne(e env, s *gosync.Store, b gosync.Backfill) (gosync.Checkpoint, error) {
+func backfillOne(e *env, s *gosync.Store, b gosync.Backfill) (gosync.Checkpoint, error) {
 	progress := newProgressPrinter(e.stdout)
 	b.Progress = progress.report
 	cp, err := s.RunBackfill(e.ctx, b)

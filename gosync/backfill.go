@@ -26,7 +26,7 @@ var (
 type BackfillSettings struct {
 	BatchSize int           // log seqs (commits) per batch: a batch is a range of the log, never part of a commit; default 1000
 	Pause     time.Duration // sleep between batches
-	RowsPerS  float64       // optional rate limit on source changes per second; 0 = none
+	RowsPerS  float64       // at most this many source changes per second, on average since the rate was set; 0 = no limit
 }
 
 // BackfillKnobs holds settings the worker re-reads before every batch.
@@ -91,6 +91,10 @@ type Backfill struct {
 	Initial  func(ctx context.Context, tx pgx.Tx) (int64, error)
 	Knobs    *BackfillKnobs // nil: defaults
 	Progress func(Progress) // optional
+	// Stop, when closed, ends the backfill after its current batch commits
+	// (ctx's cancellation would roll that batch back instead): RunBackfill
+	// returns the checkpoint as it stands and ErrBackfillStopped.
+	Stop <-chan struct{}
 }
 
 // RunBackfill claims the checkpoint and fills the projection from the log:
@@ -137,6 +141,7 @@ func (s *Store) fill(ctx context.Context, b Backfill, cp Checkpoint) (Checkpoint
 		}
 	}
 	started := time.Now()
+	pace := pacer{}
 	var done int64
 	// The coverage seq is re-read only once the watermark reaches it: one
 	// round trip per batch saved, and activation re-checks coverage anyway.
@@ -171,6 +176,7 @@ func (s *Store) fill(ctx context.Context, b Backfill, cp Checkpoint) (Checkpoint
 		}
 		settings := knobs.Load()
 		end := min(watermark+int64(settings.BatchSize), coverage)
+		pace.start(settings.RowsPerS, time.Now())
 		n, err := s.backfillBatch(ctx, b, sources, epoch, watermark, end, observed)
 		if err != nil {
 			return Checkpoint{}, err
@@ -190,7 +196,13 @@ func (s *Store) fill(ctx context.Context, b Backfill, cp Checkpoint) (Checkpoint
 			}
 			b.Progress(p)
 		}
-		if err := throttle(ctx, settings, n); err != nil {
+		wait := max(settings.Pause, pace.wait(n, time.Now()))
+		if stopped, err := sleep(ctx, b.Stop, wait); err != nil || stopped {
+			if stopped {
+				stopped := Checkpoint{Partition: b.Partition, Name: b.Name, SchemaVersion: cp.SchemaVersion,
+					State: StateBackfilling, Watermark: watermark, OwnerEpoch: epoch, ObservedRows: observed}
+				return stopped, fmt.Errorf("%w at watermark %d of %d", ErrBackfillStopped, watermark, coverage)
+			}
 			return Checkpoint{}, err
 		}
 	}
@@ -290,20 +302,54 @@ func (s *Store) initialFill(ctx context.Context, b Backfill, epoch int64) (water
 	return watermark, rows, err
 }
 
-// throttle sleeps the configured pause, and long enough to keep n rows
-// under the rate limit.
-func throttle(ctx context.Context, s BackfillSettings, n int64) error {
-	wait := s.Pause
-	if s.RowsPerS > 0 {
-		wait = max(wait, time.Duration(float64(n)/s.RowsPerS*float64(time.Second)))
+// pacer keeps a backfill at most at its rate limit: it sleeps until the
+// rows applied since the limit was set would take rows/rate at that rate,
+// so time spent applying counts towards the budget (sleeping rows/rate
+// after each batch would add the batch's own time and undershoot).
+type pacer struct {
+	rate  float64
+	since time.Time
+	rows  int64
+}
+
+// start is called before each batch: a new rate restarts the budget.
+func (p *pacer) start(rate float64, now time.Time) {
+	if rate != p.rate || p.since.IsZero() {
+		p.rate, p.since, p.rows = rate, now, 0
 	}
-	if wait <= 0 {
-		return ctx.Err()
+}
+
+// wait returns how long to sleep after a batch of n rows ending at now.
+func (p *pacer) wait(n int64, now time.Time) time.Duration {
+	p.rows += n
+	if p.rate <= 0 {
+		return 0
+	}
+	due := p.since.Add(time.Duration(float64(p.rows) / p.rate * float64(time.Second)))
+	return max(due.Sub(now), 0)
+}
+
+// sleep waits d, or until stop is closed (true) or ctx is done (its error).
+func sleep(ctx context.Context, stop <-chan struct{}, d time.Duration) (bool, error) {
+	var timer <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+	} else {
+		select {
+		case <-stop:
+			return true, nil
+		default:
+		}
+		return false, ctx.Err()
 	}
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(wait):
-		return nil
+		return false, ctx.Err()
+	case <-stop:
+		return true, nil
+	case <-timer:
+		return false, nil
 	}
 }

@@ -27,6 +27,11 @@ var (
 	ErrChangeWithoutCommit  = errors.New("sync.storage.change_without_commit")
 	ErrPartitionSeqRejected = errors.New("sync.storage.partition_seq_rejected")
 
+	// ErrBackfillStopped: Backfill.Stop was closed; the backfill stopped
+	// after its current batch (committed), and a new run resumes from the
+	// stored watermark.
+	ErrBackfillStopped = errors.New("backfill stopped")
+
 	// ErrInvalidArgument is bad input (an empty partition, a negative
 	// watermark, ...), refused before anything was written.
 	ErrInvalidArgument = errors.New("invalid argument")

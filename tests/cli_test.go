@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,6 +224,108 @@ func TestCLIBackfillKilledAndResumed(t *testing.T) {
 	}
 	if diff := projectionDiff(t, d, -1); diff != "" {
 		t.Fatalf("projection after resuming: %s", diff)
+	}
+}
+
+// TestCLIBackfillInterrupted: Ctrl-C (SIGINT) stops the backfill after its
+// current batch, which commits: one line says where it stopped (the stored
+// watermark) and that re-running resumes; the re-run finishes with rows and
+// percentage that agree; a third run says "already activated", exit 0.
+func TestCLIBackfillInterrupted(t *testing.T) {
+	d, s := backfillDB(t, 4000)
+	ctx := context.Background()
+	bin, err := cliBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "100", "--pause", "20ms")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		cp, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Watermark >= 500 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the backfill made no progress: %+v", cp)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("after Ctrl-C: %v, want exit 1", err)
+	}
+	cp, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("gosync: interrupted: p1/todos_by_owner stopped after its batch at watermark %d (%d rows); re-running the same command resumes from there\n",
+		cp.Watermark, cp.ObservedRows)
+	if stderr.String() != want || cp.State != gosync.StateBackfilling || cp.Watermark >= 4000 {
+		t.Fatalf("after Ctrl-C: stderr %q, want %q; checkpoint %+v", stderr.String(), want, cp)
+	}
+	if diff := projectionDiff(t, d, cp.Watermark); diff != "" {
+		t.Fatalf("projection and watermark %d disagree after Ctrl-C: %s", cp.Watermark, diff)
+	}
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "1000")
+	wantCode(t, r, 0, "backfill (resume)")
+	final, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[len(lines)-2], fmt.Sprintf("100.0%%  seq 4000/4000  %d rows", final.ObservedRows)) ||
+		lines[len(lines)-1] != fmt.Sprintf("activated p1/todos_by_owner at watermark 4000 (%d rows, owner epoch 2)", final.ObservedRows) {
+		t.Fatalf("resume output:\n%s", r.stdout)
+	}
+	r = gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
+	wantCode(t, r, 0, "backfill (finished)")
+	if r.stdout != fmt.Sprintf("p1/todos_by_owner already activated at watermark 4000 (%d rows): nothing to do\n", final.ObservedRows) {
+		t.Fatalf("backfill of an activated checkpoint: %q", r.stdout)
+	}
+}
+
+// TestCLIBackfillFailures: a missing schema marker names --version; a
+// backfill that fails before its first batch commits leaves no projection
+// table it created behind.
+func TestCLIBackfillFailures(t *testing.T) {
+	ctx := context.Background()
+	d := pgtest.New(t)
+	if _, err := d.Pool.Exec(ctx, "SELECT sync_declare_checkpoint('p1', 'todos_by_owner', 2)"); err != nil {
+		t.Fatal(err)
+	}
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
+	wantCode(t, r, 1, "backfill without a marker")
+	if !strings.Contains(r.stderr, "pass --version N") {
+		t.Fatalf("backfill without a marker: %q", r.stderr)
+	}
+
+	d, s := backfillDB(t, 100)
+	if _, err := d.Pool.Exec(ctx, "DROP TABLE todos_by_owner"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PruneLog(ctx, "p1", 50); err != nil {
+		t.Fatal(err)
+	}
+	r = gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
+	wantCode(t, r, 1, "backfill over a pruned log")
+	var exists bool
+	if err := d.Pool.QueryRow(ctx, "SELECT to_regclass('todos_by_owner') IS NOT NULL").Scan(&exists); err != nil || exists {
+		t.Fatalf("a failed backfill left todos_by_owner behind (%v); stderr %q", err, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "pruned") {
+		t.Fatalf("backfill over a pruned log: %q", r.stderr)
 	}
 }
 

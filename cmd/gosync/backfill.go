@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -84,25 +85,69 @@ func runBackfill(e *env, o backfillOptions) error {
 				return fmt.Errorf("no schema marker: pass --version N (the schema version the checkpoint was declared at)")
 			}
 		}
-		if !custom {
-			if _, err := pool.Exec(e.ctx, todos.ProjectionDDL); err != nil {
-				return err
-			}
-		}
 		if o.all {
-			return backfillFleet(e, s, b, o.workers, o.lease)
+			return withProjection(e, pool, !custom, func() error { return backfillFleet(e, s, b, o.workers, o.lease) })
 		}
 		if err := requirePartition(e, s, o.partition); err != nil {
 			return err
 		}
 		b.Partition = o.partition
-		cp, err := backfillOne(e, s, b)
+		cp, err := s.Checkpoint(e.ctx, b.Partition, b.Name)
+		if errors.Is(err, gosync.ErrCheckpointNotDeclared) || err == nil && cp.SchemaVersion != b.SchemaVersion {
+			return fmt.Errorf("%w: no checkpoint %s at schema version %d in partition %s (declare it with `gosync checkpoint declare --partition %s --name %s --version %d`, or pass --version)",
+				gosync.ErrCheckpointNotDeclared, printable(b.Name), b.SchemaVersion, printable(b.Partition), printable(b.Partition), printable(b.Name), b.SchemaVersion)
+		}
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "activated %s/%s at watermark %d (%d rows, owner epoch %d)\n", printable(cp.Partition), printable(cp.Name), cp.Watermark, cp.ObservedRows, cp.OwnerEpoch)
-		return nil
+		if cp.State == gosync.StateActivated {
+			fmt.Fprintf(e.stdout, "%s/%s already activated at watermark %d (%d rows): nothing to do\n", printable(cp.Partition), printable(cp.Name), cp.Watermark, cp.ObservedRows)
+			return nil
+		}
+		return withProjection(e, pool, !custom, func() error {
+			cp, err := backfillOne(e, s, b)
+			if errors.Is(err, gosync.ErrBackfillStopped) {
+				return fmt.Errorf("interrupted: %s/%s stopped after its batch at watermark %d (%d rows); re-running the same command resumes from there",
+					printable(cp.Partition), printable(cp.Name), cp.Watermark, cp.ObservedRows)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "activated %s/%s at watermark %d (%d rows, owner epoch %d)\n", printable(cp.Partition), printable(cp.Name), cp.Watermark, cp.ObservedRows, cp.OwnerEpoch)
+			return nil
+		})
 	})
+}
+
+// withProjection runs fill with the example's projection table in place
+// (create is false for a projection of the operator's own). A table it
+// creates is dropped again when fill fails before any batch committed, so
+// a failed first run leaves nothing behind; a table that exists is not
+// touched (a sync_backfill login may fill it without CREATE rights).
+func withProjection(e *env, pool *pgxpool.Pool, create bool, fill func() error) error {
+	if !create {
+		return fill()
+	}
+	var exists bool
+	if err := pool.QueryRow(e.ctx, "SELECT to_regclass('todos_by_owner') IS NOT NULL").Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return fill()
+	}
+	if _, err := pool.Exec(e.ctx, todos.ProjectionDDL); err != nil {
+		return err
+	}
+	err := fill()
+	if err == nil {
+		return nil
+	}
+	// Nothing committed: no checkpoint of the projection has a watermark.
+	var filled bool
+	if qerr := pool.QueryRow(context.WithoutCancel(e.ctx), "SELECT EXISTS (SELECT FROM todos_by_owner)").Scan(&filled); qerr == nil && !filled {
+		_, _ = pool.Exec(context.WithoutCancel(e.ctx), "DROP TABLE todos_by_owner")
+	}
+	return err
 }
 
 // backfillFleet fills b's projection in every partition, printing one
@@ -117,7 +162,7 @@ func backfillFleet(e *env, s *gosync.Store, b gosync.Backfill, workers int, leas
 			p.Name, p.PartitionsDone, p.Total, p.Working, p.ChangesDone, p.ChangesPerSecond, eta)
 	}})
 	if errors.Is(err, gosync.ErrCheckpointNotDeclared) {
-		err = fmt.Errorf("%w (declare it with `gosync checkpoint declare`)", err)
+		err = fmt.Errorf("%w (declare it with `gosync checkpoint declare`, or pass --version)", err)
 	}
 	if err != nil {
 		return err
@@ -127,20 +172,20 @@ func backfillFleet(e *env, s *gosync.Store, b gosync.Backfill, workers int, leas
 	return nil
 }
 
-// backfillOne fills b's projection in b.Partition, reporting progress to stdout.
+// backfillOne fills b's projection in b.Partition, reporting progress to
+// stdout. Ctrl-C (e.ctx done) stops it after the current batch, which
+// commits: the run's own queries use a context the signal does not cancel.
 func backfillOne(e *env, s *gosync.Store, b gosync.Backfill) (gosync.Checkpoint, error) {
 	progress := newProgressPrinter(e.stdout)
 	b.Progress = progress.report
-	cp, err := s.RunBackfill(e.ctx, b)
+	b.Stop = e.ctx.Done()
+	cp, err := s.RunBackfill(context.WithoutCancel(e.ctx), b)
 	progress.done()
-	if errors.Is(err, gosync.ErrCheckpointNotDeclared) {
-		return cp, fmt.Errorf("%w (declare it with `gosync checkpoint declare --partition %s --name %s --version N`)", err, b.Partition, b.Name)
-	}
 	return cp, err
 }
 
-// progressPrinter draws a progress bar on a terminal and prints plain log
-// lines (at most one a second) otherwise.
+// progressPrinter redraws one line in place (\r) on a terminal and prints
+// plain log lines, at most one a second, otherwise.
 type progressPrinter struct {
 	w       io.Writer
 	tty     bool
@@ -168,23 +213,41 @@ func (p *progressPrinter) report(pr gosync.Progress) {
 	p.pending = nil
 }
 
+// progressWidth is the terminal line: 79 columns, so an 80-column terminal
+// never wraps it.
+const progressWidth = 79
+
 func (p *progressPrinter) print(pr gosync.Progress) {
+	if p.tty {
+		fmt.Fprintf(p.w, "\r%s\x1b[K", progressLine(pr, true))
+		return
+	}
+	fmt.Fprintf(p.w, "backfill %s/%s: %s\n", printable(pr.Partition), printable(pr.Name), progressLine(pr, false))
+}
+
+// progressLine is the progress of pr: the percentage of the log covered
+// (watermark / coverage seq), the rows applied by every run so far (the
+// stored count, so a resumed run agrees with its percentage), this run's
+// rate and the ETA; with bar, a bar in front, all within progressWidth.
+func progressLine(pr gosync.Progress, bar bool) string {
 	pct := 100.0
 	if pr.CoverageSeq > 0 {
 		pct = 100 * float64(pr.Watermark) / float64(pr.CoverageSeq)
 	}
 	eta := "-"
 	if pr.ETA > 0 {
-		eta = pr.ETA.Round(100 * time.Millisecond).String()
+		eta = pr.ETA.Round(time.Second).String()
 	}
-	line := fmt.Sprintf("%5.1f%%  %d rows  %.0f rows/s  watermark %d of %d  ETA %s", pct, pr.RowsDone, pr.RowsPerSecond, pr.Watermark, pr.CoverageSeq, eta)
-	if p.tty {
-		const width = 30
-		filled := int(pct / 100 * width)
-		fmt.Fprintf(p.w, "\r[%s%s] %s\x1b[K", strings.Repeat("#", filled), strings.Repeat("-", width-filled), line)
-		return
+	line := fmt.Sprintf("%5.1f%%  seq %d/%d  %d rows  %.0f rows/s  ETA %s", pct, pr.Watermark, pr.CoverageSeq, pr.ObservedRows, pr.RowsPerSecond, eta)
+	if bar {
+		width := max(progressWidth-len(line)-3, 0)
+		filled := min(int(pct/100*float64(width)), width)
+		line = "[" + strings.Repeat("#", filled) + strings.Repeat("-", width-filled) + "] " + line
 	}
-	fmt.Fprintf(p.w, "backfill %s/%s: %s\n", pr.Partition, pr.Name, line)
+	if len(line) > progressWidth {
+		line = line[:progressWidth]
+	}
+	return line
 }
 
 func (p *progressPrinter) done() {

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	gosyncpkg "github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
@@ -319,5 +321,26 @@ func TestBadDatabase(t *testing.T) {
 		{"backfill", "--partition", "p1", "--version", "2"}, {"backfill", "--all", "--version", "2"}} {
 		r := invoke(t, append([]string{"--db", empty.URL}, args...)...).want(t, 1, args...)
 		r.oneLineOn(t, "run `gosync migrate up`", args...)
+	}
+}
+
+// TestProgressLine: the backfill's progress fits an 80-column terminal at
+// any size of log, and its percentage is the watermark's share of the log.
+func TestProgressLine(t *testing.T) {
+	for _, pr := range []gosyncpkg.Progress{
+		{Watermark: 0, CoverageSeq: 0},
+		{Watermark: 500, CoverageSeq: 1000, ObservedRows: 700, RowsPerSecond: 1234, ETA: 3 * time.Second},
+		{Watermark: 1 << 60, CoverageSeq: 1<<61 + 1, ObservedRows: 1 << 62, RowsPerSecond: 1e12, ETA: 1e6 * time.Hour},
+	} {
+		for _, bar := range []bool{true, false} {
+			line := progressLine(pr, bar)
+			if len(line) > progressWidth || strings.ContainsAny(line, "\r\n") {
+				t.Errorf("progress line of %d columns: %q", len(line), line)
+			}
+		}
+	}
+	if line := progressLine(gosyncpkg.Progress{Watermark: 500, CoverageSeq: 1000, ObservedRows: 700}, true); !strings.HasPrefix(line, "[") ||
+		!strings.Contains(line, " 50.0%  seq 500/1000  700 rows") || len(line) != progressWidth {
+		t.Errorf("progress line: %q", line)
 	}
 }

@@ -77,6 +77,18 @@ func (s *Store) DeclareCheckpoint(ctx context.Context, partition, name string, s
 	return checkpointFrom(r), nil
 }
 
+// RemoveCheckpoint undoes a mistaken declare: it removes a checkpoint that
+// is not activated and returns it (ErrCheckpointActivated for an activated
+// one, ErrCheckpointNotDeclared for a missing one). The partition's writer
+// fence is never lowered. sync_admin only (sync_remove_checkpoint).
+func (s *Store) RemoveCheckpoint(ctx context.Context, partition, name string) (Checkpoint, error) {
+	r, err := s.q.RemoveCheckpoint(ctx, s.conn, db.RemoveCheckpointParams{Partition: partition, Name: name})
+	if err != nil {
+		return Checkpoint{}, MapError(err)
+	}
+	return checkpointFrom(r), nil
+}
+
 // ClaimCheckpoint makes the caller the checkpoint's only owner: the returned
 // OwnerEpoch is the token every later advance and activate must present.
 func (s *Store) ClaimCheckpoint(ctx context.Context, partition, name string, schemaVersion int64) (Checkpoint, error) {

@@ -27,6 +27,10 @@ var (
 	ErrChangeWithoutCommit  = errors.New("sync.storage.change_without_commit")
 	ErrPartitionSeqRejected = errors.New("sync.storage.partition_seq_rejected")
 
+	// ErrCheckpointActivated: sync_remove_checkpoint refuses an activated
+	// checkpoint (the gate has served on it; gosync's addition).
+	ErrCheckpointActivated = errors.New("sync.storage.checkpoint_activated")
+
 	// ErrBackfillStopped: Backfill.Stop was closed; the backfill stopped
 	// after its current batch (committed), and a new run resumes from the
 	// stored watermark.
@@ -48,7 +52,7 @@ var sqlErrors = map[string]error{}
 func init() {
 	for _, e := range []error{ErrWriterFenceRejected, ErrCheckpointIncomplete, ErrCheckpointNotDeclared,
 		ErrCheckpointFenceMissing, ErrSchemaNotReady, ErrSegmentExpired,
-		ErrCommitNotAtHead, ErrChangeWithoutCommit, ErrPartitionSeqRejected} {
+		ErrCommitNotAtHead, ErrChangeWithoutCommit, ErrPartitionSeqRejected, ErrCheckpointActivated} {
 		sqlErrors[e.Error()] = e
 	}
 }

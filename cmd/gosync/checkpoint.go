@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -29,7 +30,7 @@ func checkpointCmd(e *env) *cobra.Command {
 	return verbs("checkpoint", "declare, claim, activate, list or remove backfill checkpoints",
 		declareOrClaim(e, "declare", "declare a checkpoint (and raise the partition's writer fence to --version)"),
 		declareOrClaim(e, "claim", "claim a declared checkpoint: a new owner epoch, state backfilling"),
-		activateCmd(e), listCmd(e))
+		activateCmd(e), listCmd(e), removeCmd(e))
 }
 
 func declareOrClaim(e *env, verb, short string) *cobra.Command {
@@ -121,6 +122,29 @@ func listCmd(e *env) *cobra.Command {
 			})
 		}}
 	c.Flags().StringVar(&f.partition, "partition", "", "list this partition's checkpoints only")
+	jsonFlag(c, &f.asJSON)
+	return c
+}
+
+func removeCmd(e *env) *cobra.Command {
+	var f checkpointFlags
+	c := &cobra.Command{Use: "remove", Args: cobra.NoArgs,
+		Short: "remove a checkpoint declared by mistake (not an activated one); the writer fence stays",
+		RunE: func(*cobra.Command, []string) error {
+			return e.withPool(func(pool *pgxpool.Pool) error {
+				cp, err := gosync.New(pool).RemoveCheckpoint(e.ctx, f.partition, f.name)
+				if err != nil {
+					return err
+				}
+				if f.asJSON {
+					return writeJSON(e.stdout, checkpointJSON(cp))
+				}
+				fmt.Fprintf(e.stdout, "removed %s/%s (%s at schema version %d); the writer fence of %s stays as it is (fences never go down)\n",
+					printable(cp.Partition), printable(cp.Name), cp.State, cp.SchemaVersion, printable(cp.Partition))
+				return nil
+			})
+		}}
+	f.key(c)
 	jsonFlag(c, &f.asJSON)
 	return c
 }

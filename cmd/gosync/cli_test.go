@@ -241,7 +241,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"status", "--partiton", "p1"}, "status: unknown flag: --partiton"},
 		{[]string{"--dbb", "x", "status"}, "unknown flag: --dbb"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"checkpoint"}, "checkpoint: a verb is required (declare, claim, activate, list"},
+		{[]string{"checkpoint"}, "checkpoint: a verb is required (declare, claim, activate, list, remove"},
 		{[]string{"checkpoint", "frob"}, `unknown command "frob" for "gosync checkpoint"`},
 		{[]string{"migrate", "sideways"}, `unknown command "sideways"`},
 		{[]string{"checkpoint", "declare", "--partition", "p1"}, `required flag(s) "name", "version" not set`},
@@ -343,4 +343,33 @@ func TestProgressLine(t *testing.T) {
 		!strings.Contains(line, " 50.0%  seq 500/1000  700 rows") || len(line) != progressWidth {
 		t.Errorf("progress line: %q", line)
 	}
+}
+
+// TestUndoDeclare: a checkpoint declared by mistake closes the gate;
+// `checkpoint remove` opens it again and keeps the fence; an activated
+// checkpoint is refused in one line, exit 1.
+func TestUndoDeclare(t *testing.T) {
+	d := pgtest.New(t)
+	cli := func(code int, args ...string) result {
+		t.Helper()
+		return invoke(t, append([]string{"--db", d.URL}, args...)...).want(t, code, args...)
+	}
+	if _, err := d.Pool.Exec(context.Background(), "INSERT INTO sync_schema_meta VALUES (1, 2, '{}')"); err != nil {
+		t.Fatal(err)
+	}
+	cli(0, "checkpoint", "declare", "--partition", "p1", "--name", "todos_by_ownr", "--version", "2")
+	cli(3, "gate", "--partition", "p1", "--running", "2")
+	r := cli(0, "checkpoint", "remove", "--partition", "p1", "--name", "todos_by_ownr")
+	if r.stdout != "removed p1/todos_by_ownr (declared at schema version 2); the writer fence of p1 stays as it is (fences never go down)\n" {
+		t.Fatalf("remove: %q", r.stdout)
+	}
+	cli(0, "gate", "--partition", "p1", "--running", "2")
+	cli(0, "checkpoint", "declare", "--partition", "p1", "--name", "again", "--version", "2")
+	golden(t, "checkpoint_remove", cli(0, "checkpoint", "remove", "--partition", "p1", "--name", "again", "--json"))
+	cli(0, "checkpoint", "declare", "--partition", "p1", "--name", "proj", "--version", "2")
+	cli(0, "checkpoint", "claim", "--partition", "p1", "--name", "proj", "--version", "2")
+	cli(0, "checkpoint", "activate", "--partition", "p1", "--name", "proj", "--epoch", "1", "--watermark", "0", "--sources", "todos")
+	args := []string{"checkpoint", "remove", "--partition", "p1", "--name", "proj"}
+	cli(1, args...).oneLineOn(t, "sync.storage.checkpoint_activated: checkpoint 'proj' in partition 'p1' is activated", args...)
+	cli(1, "checkpoint", "remove", "--partition", "p1", "--name", "nope").oneLineOn(t, "sync.storage.checkpoint_not_declared")
 }

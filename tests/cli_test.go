@@ -329,6 +329,25 @@ func TestCLIBackfillFailures(t *testing.T) {
 	}
 }
 
+// TestCLIBackfillAsBackfillRole: a sync_backfill login, which may not
+// create tables, fills and activates a projection whose table exists (the
+// application's DBA created it and granted the writes).
+func TestCLIBackfillAsBackfillRole(t *testing.T) {
+	d, _ := backfillDB(t, 1000)
+	u, name := loginURL(t, d, "sync_backfill")
+	if _, err := d.Pool.Exec(context.Background(), "GRANT SELECT, INSERT, UPDATE, DELETE ON todos_by_owner TO "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	r := gosyncCLI(t, "--db", u.String(), "backfill", "--partition", "p1")
+	wantCode(t, r, 0, "backfill as sync_backfill")
+	if !strings.Contains(r.stdout, "activated p1/todos_by_owner at watermark 1000") {
+		t.Fatalf("backfill as sync_backfill:\n%s", r.stdout)
+	}
+	if diff := projectionDiff(t, d, -1); diff != "" {
+		t.Fatalf("projection after the backfill as sync_backfill: %s", diff)
+	}
+}
+
 // TestCLIBackfillAllWithSQLFile: a projection of the operator's own,
 // backfilled in every partition by the CLI with its apply step in a SQL
 // file (examples/backfill-sql), equals a rebuild from the whole log.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -372,4 +373,31 @@ func TestUndoDeclare(t *testing.T) {
 	args := []string{"checkpoint", "remove", "--partition", "p1", "--name", "proj"}
 	cli(1, args...).oneLineOn(t, "sync.storage.checkpoint_activated: checkpoint 'proj' in partition 'p1' is activated", args...)
 	cli(1, "checkpoint", "remove", "--partition", "p1", "--name", "nope").oneLineOn(t, "sync.storage.checkpoint_not_declared")
+}
+
+// TestStatusAsRoles: a sync_reader or sync_admin login (not the owner of
+// the version table) reads the status, the migrations and the gate.
+func TestStatusAsRoles(t *testing.T) {
+	d := pgtest.New(t)
+	ctx := context.Background()
+	if _, err := d.Pool.Exec(ctx, "SELECT sync_declare_checkpoint('p1', 'proj', 2)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, group := range []string{"sync_reader", "sync_admin"} {
+		login := d.Name + "_" + group
+		if _, err := d.Pool.Exec(ctx, "CREATE ROLE "+pgx.Identifier{login}.Sanitize()+" LOGIN PASSWORD 'pw' IN ROLE "+group); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = d.Pool.Exec(ctx, "DROP ROLE "+pgx.Identifier{login}.Sanitize()) })
+		u, err := url.Parse(d.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.UserPassword(login, "pw")
+		for _, args := range [][]string{{"status"}, {"status", "--partition", "p1"}, {"migrate", "status"}, {"migrate", "version"},
+			{"checkpoint", "list"}} {
+			invoke(t, append([]string{"--db", u.String()}, args...)...).want(t, 0, append([]string{"as", group}, args...)...)
+		}
+		invoke(t, "--db", u.String(), "gate", "--partition", "p1", "--running", "2").want(t, 3, "as", group, "gate")
+	}
 }

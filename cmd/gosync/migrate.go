@@ -68,6 +68,9 @@ func migrate(e *env, pool *pgxpool.Pool, what string, asJSON bool) error {
 		if err != nil {
 			return migrationError(err)
 		}
+		if err := gosync.GrantVersionTable(e.ctx, pool, gosync.WithVersionTable(e.versionTable)); err != nil {
+			return err
+		}
 		if asJSON {
 			out := make([]migrationJSON, len(results))
 			for i, r := range results {

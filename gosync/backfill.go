@@ -2,6 +2,7 @@ package gosync
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -53,8 +54,41 @@ func (k *BackfillKnobs) Load() BackfillSettings {
 	return s
 }
 
-// SourceChange is one change of a source table, handed to Apply.
-type SourceChange = db.SyncChange
+// SourceChange is one change of a source table as Backfill.Apply reads it
+// from the log: the Change as it was pushed (the same fields and types),
+// and where it sits in the log.
+type SourceChange struct {
+	Partition string
+	CommitSeq int64 // the commit it belongs to (a batch is in commit order)
+	Index     int32 // its position within the commit
+	Change
+}
+
+// sourceChange converts a log row. Scopes are stored as {"var": [values]};
+// a row restored from elsewhere may hold {"var": "value"}, read as one value.
+func sourceChange(r db.SyncChange) (SourceChange, error) {
+	c := SourceChange{Partition: r.Partition, CommitSeq: r.CommitSeq, Index: r.Idx,
+		Change: Change{Table: r.Tbl, RowID: r.RowID, Op: r.Op, Payload: r.Payload}}
+	if r.RowVersion.Valid {
+		v := r.RowVersion.Int64
+		c.RowVersion = &v
+	}
+	if len(r.Scopes) == 0 {
+		return c, nil
+	}
+	if err := json.Unmarshal(r.Scopes, &c.Scopes); err == nil {
+		return c, nil
+	}
+	var single map[string]string
+	if err := json.Unmarshal(r.Scopes, &single); err != nil {
+		return c, fmt.Errorf("change %d of commit %d: scopes %s: %w", r.Idx, r.CommitSeq, r.Scopes, err)
+	}
+	c.Scopes = make(map[string][]string, len(single))
+	for k, v := range single {
+		c.Scopes[k] = []string{v}
+	}
+	return c, nil
+}
 
 // Progress is reported after every batch.
 type Progress struct {
@@ -87,7 +121,8 @@ type Backfill struct {
 	// current rows when the checkpoint has no watermark yet. It runs in a
 	// REPEATABLE READ transaction whose cursor (max_commit_seq) becomes the
 	// starting watermark, so it works on a log pruned past its beginning.
-	// It returns the rows it wrote.
+	// It returns the rows it wrote. It needs a Store from New (under
+	// WithTx, ErrNeedsPool).
 	Initial  func(ctx context.Context, tx pgx.Tx) (int64, error)
 	Knobs    *BackfillKnobs // nil: defaults
 	Progress func(Progress) // optional
@@ -156,7 +191,7 @@ func (s *Store) fill(ctx context.Context, b Backfill, cp Checkpoint) (Checkpoint
 			}
 		}
 		if watermark >= coverage {
-			switch r, err := s.ActivateCheckpoint(ctx, b.Partition, b.Name, epoch, watermark, sources); {
+			switch r, err := s.ActivateCheckpoint(ctx, CheckpointActivation{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: watermark, Sources: sources}); {
 			case err != nil:
 				return Checkpoint{}, err
 			case r == Activated:
@@ -233,7 +268,7 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 		if n, err = s.applyBatch(ctx, tx, b, sources, watermark, end); err != nil {
 			return fmt.Errorf("backfill apply: %w", err)
 		}
-		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, b.Partition, b.Name, epoch, end, observed+n)
+		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, CheckpointAdvance{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: end, ObservedRows: observed + n})
 		if err != nil {
 			return err
 		}
@@ -264,11 +299,17 @@ func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, b Backfill, sources [
 	if b.ApplyRange != nil {
 		return b.ApplyRange(ctx, tx, b.Partition, after, through)
 	}
-	changes, err := s.q.SourceChanges(ctx, tx, db.SourceChangesParams{
+	rows, err := s.q.SourceChanges(ctx, tx, db.SourceChangesParams{
 		Partition: b.Partition, Sources: sources, AfterSeq: after, ThroughSeq: through,
 	})
 	if err != nil {
 		return 0, MapError(err)
+	}
+	changes := make([]SourceChange, len(rows))
+	for i, r := range rows {
+		if changes[i], err = sourceChange(r); err != nil {
+			return 0, err
+		}
 	}
 	return int64(len(changes)), b.Apply(ctx, tx, changes)
 }
@@ -277,7 +318,7 @@ func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, b Backfill, sources [
 // that snapshot's cursor, in the same transaction.
 func (s *Store) initialFill(ctx context.Context, b Backfill, epoch int64) (watermark, rows int64, err error) {
 	if s.pool == nil {
-		return 0, 0, fmt.Errorf("gosync: an initial fill needs a pool-backed Store (it opens its own snapshot)")
+		return 0, 0, fmt.Errorf("%w: an initial fill opens its own snapshot", ErrNeedsPool)
 	}
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 		if _, err := s.ownBatch(ctx, tx, b, epoch, 0, 0); err != nil {
@@ -290,7 +331,7 @@ func (s *Store) initialFill(ctx context.Context, b Backfill, epoch int64) (water
 		if rows, err = b.Initial(ctx, tx); err != nil {
 			return fmt.Errorf("backfill initial fill: %w", err)
 		}
-		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, b.Partition, b.Name, epoch, watermark, rows)
+		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, CheckpointAdvance{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: watermark, ObservedRows: rows})
 		if err != nil {
 			return err
 		}

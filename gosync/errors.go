@@ -36,6 +36,11 @@ var (
 	// stored watermark.
 	ErrBackfillStopped = errors.New("backfill stopped")
 
+	// ErrNeedsPool: ReadAuthoritative and a backfill's initial fill open
+	// their own REPEATABLE READ transaction, which a Store bound to a
+	// caller's transaction (WithTx) cannot; call them on New(pool).
+	ErrNeedsPool = errors.New("gosync: this call needs a pool-backed Store (New), not one from WithTx")
+
 	// ErrInvalidArgument is bad input (an empty partition, a negative
 	// watermark, ...), refused before anything was written.
 	ErrInvalidArgument = errors.New("invalid argument")

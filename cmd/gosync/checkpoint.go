@@ -72,7 +72,7 @@ func activateCmd(e *env) *cobra.Command {
 				return usagef("checkpoint activate: --epoch and --watermark must be at least 0")
 			}
 			return e.withPool(func(pool *pgxpool.Pool) error {
-				r, err := gosync.New(pool).ActivateCheckpoint(e.ctx, f.partition, f.name, f.epoch, f.watermark, strings.Split(f.sources, ","))
+				r, err := gosync.New(pool).ActivateCheckpoint(e.ctx, gosync.CheckpointActivation{Partition: f.partition, Name: f.name, OwnerEpoch: f.epoch, Watermark: f.watermark, Sources: strings.Split(f.sources, ",")})
 				if err != nil {
 					return err
 				}

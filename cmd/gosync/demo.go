@@ -237,7 +237,7 @@ func demo(e *env, pool *pgxpool.Pool, commits, partitions, workers int) error {
 
 func demoCommit(id string) gosync.Commit {
 	return gosync.Commit{ClientID: "v2-client", ClientCommitID: id, ActorID: "u1", CreatedAtMs: time.Now().UnixMilli(),
-		Changes: []gosync.Change{{Table: todos.Source, RowID: "t-" + id, Op: todos.OpUpsert,
+		Changes: []gosync.Change{{Table: todos.Source, RowID: "t-" + id, Op: gosync.OpUpsert,
 			Scopes: map[string][]string{"owner": {"u1"}}, Payload: []byte(`{"title":"written by v2","owner":"u1"}`)}}}
 }
 

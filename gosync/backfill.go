@@ -13,6 +13,7 @@ import (
 	"github.com/gosync/gosync/db"
 )
 
+// A backfill worker's stops.
 var (
 	// ErrLostOwnership: another worker claimed the checkpoint; this one
 	// stopped and wrote nothing more (its last batch was rolled back).

@@ -14,6 +14,8 @@ import (
 // CheckpointState is the lifecycle state of a backfill checkpoint.
 type CheckpointState string
 
+// The states, in lifecycle order: declared (by a bump or a DBA), backfilling
+// (claimed by an owner), activated (final; the gate opens).
 const (
 	StateDeclared    CheckpointState = "declared"
 	StateBackfilling CheckpointState = "backfilling"
@@ -43,6 +45,7 @@ func checkpointFrom(r db.SyncBackfillCheckpoint) Checkpoint {
 // ActivationResult is what sync_activate_checkpoint answers.
 type ActivationResult string
 
+// The answers of an activation.
 const (
 	// Activated: the projection covers every source change; the gate opens.
 	Activated ActivationResult = "activated"
@@ -56,6 +59,8 @@ const (
 // Coverage is what sync_source_changes_above answers.
 type Coverage string
 
+// The answers of the coverage check: no source change above the seq
+// (clean), some (changed), or the log is pruned past it (unverifiable).
 const (
 	CoverageClean        Coverage = "clean"
 	CoverageChanged      Coverage = "changed"

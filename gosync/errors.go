@@ -69,6 +69,7 @@ type StorageError struct {
 	PG   *pgconn.PgError // the server's error, with its DETAIL and HINT
 }
 
+// Error is the sentinel and the server's DETAIL.
 func (e *StorageError) Error() string {
 	if e.Kind == ErrCannotAdopt {
 		return e.PG.Message // names the tables and differences
@@ -88,6 +89,7 @@ func (e *StorageError) Error() string {
 // Is makes errors.Is(err, ErrWriterFenceRejected) and friends work.
 func (e *StorageError) Is(target error) bool { return target == e.Kind }
 
+// Unwrap returns the server's error.
 func (e *StorageError) Unwrap() error { return e.PG }
 
 // MapError turns a database error carrying one of the barrier's messages

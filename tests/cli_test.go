@@ -174,6 +174,26 @@ func TestCLIDBStopsOnInterrupt(t *testing.T) {
 	}
 }
 
+// waitForWatermark waits (15s at most) until p1's todos_by_owner
+// checkpoint has reached watermark: a backfill process is under way.
+func waitForWatermark(t *testing.T, s *gosync.Store, watermark int64) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		cp, err := s.Checkpoint(context.Background(), "p1", "todos_by_owner")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Watermark >= watermark {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the backfill made no progress: %+v", cp)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestCLIBackfillKilledAndResumed: the backfill process is killed (SIGKILL)
 // in the middle of its run; projection and watermark stay consistent, and a
 // second run resumes from the stored watermark to an exact projection.
@@ -188,20 +208,7 @@ func TestCLIBackfillKilledAndResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		cp, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cp.Watermark >= 500 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the backfill made no progress: %+v", cp)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitForWatermark(t, s, 500)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -245,20 +252,7 @@ func TestCLIBackfillInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		cp, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cp.Watermark >= 500 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the backfill made no progress: %+v", cp)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitForWatermark(t, s, 500)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -293,6 +294,21 @@ func TestBadDatabase(t *testing.T) {
 		t.Fatalf("cannot build a wrong-password URL from %s", d.URL)
 	}
 	empty := pgtest.NewEmpty(t)
+	// A server that accepts the connection and never answers.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
 	for _, tc := range []struct {
 		args    []string
 		code    int
@@ -300,6 +316,8 @@ func TestBadDatabase(t *testing.T) {
 	}{
 		{[]string{"--db", "postgres://postgres@127.0.0.1:1/x?sslmode=disable", "status"}, 1, "cannot reach the database"},
 		{[]string{"--db", wrongPassword, "status"}, 1, "password authentication failed"},
+		{[]string{"--db", "postgres://u@" + silent.Addr().String() + "/x?sslmode=disable", "--connect-timeout", "300ms", "status"}, 1,
+			"cannot reach the database: no answer within 300ms (--connect-timeout)"},
 		{[]string{"--db", "mysql://root@localhost/app", "status"}, 2, "mysql:// is not a Postgres URL"},
 		{[]string{"--db", d.URL, "status", "--partition", "nope"}, 1, `unknown partition "nope"`},
 		{[]string{"--db", d.URL, "gate", "--partition", "nope", "--running", "1"}, 1, `unknown partition "nope"`},

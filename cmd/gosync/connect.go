@@ -69,7 +69,7 @@ func (e env) connect(dbURL string, fn func(*pgxpool.Pool) error) error {
 		pingCtx = e.ctx
 	}
 	if err := pool.Ping(pingCtx); err != nil {
-		if errors.Is(pingCtx.Err(), context.DeadlineExceeded) {
+		if errors.Is(pingCtx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("cannot reach the database: no answer within %s (--connect-timeout)", e.connectTimeout)
 		}
 		return fmt.Errorf("cannot reach the database: %w", err)

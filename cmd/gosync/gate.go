@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -126,7 +127,11 @@ func gate(e *env, pool *pgxpool.Pool, partition string, srv gosync.Server, asJSO
 			return err
 		}
 	} else {
-		fmt.Fprintf(e.stdout, "stored schema version %d, log epoch %s, %d pending\n", g.StoredSchemaVersion, printable(g.LogEpoch), len(g.Pending))
+		epoch := "no log epoch (unregistered)"
+		if g.Registered {
+			epoch = "log epoch " + strconv.Quote(g.LogEpoch)
+		}
+		fmt.Fprintf(e.stdout, "stored schema version %d, %s, %d pending\n", g.StoredSchemaVersion, epoch, len(g.Pending))
 		const shown = 20 // at 10^5 partitions the list is for --json or `gosync status`
 		for i, p := range g.Pending {
 			if i == shown {

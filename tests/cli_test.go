@@ -19,6 +19,7 @@ import (
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
+	"github.com/gosync/gosync/internal/todos"
 )
 
 var cliBinary = sync.OnceValues(func() (string, error) {
@@ -287,6 +288,70 @@ func TestCLIBackfillInterrupted(t *testing.T) {
 	wantCode(t, r, 0, "backfill (finished)")
 	if r.stdout != fmt.Sprintf("p1/todos_by_owner already activated at watermark 4000 (%d rows): nothing to do\n", final.ObservedRows) {
 		t.Fatalf("backfill of an activated checkpoint: %q", r.stdout)
+	}
+}
+
+// TestCLIBackfillAllInterrupted: Ctrl-C stops a fleet backfill's workers
+// after their current batches (committed, each projection consistent with
+// its watermark); re-running resumes and activates every partition.
+func TestCLIBackfillAllInterrupted(t *testing.T) {
+	ctx := context.Background()
+	d, s, partitions := fleetDB(t, 4, 2000)
+	bin, err := cliBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--db", d.URL, "backfill", "--all", "--workers", "2", "--batch", "100", "--pause", "20ms")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var progress int64
+		if err := d.Pool.QueryRow(ctx, "SELECT coalesce(sum(watermark), 0) FROM sync_backfill_checkpoints").Scan(&progress); err != nil {
+			t.Fatal(err)
+		}
+		if progress >= 300 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fleet backfill made no progress")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 1 ||
+		!strings.HasPrefix(stderr.String(), "gosync: interrupted: the workers stopped after their current batches") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Fatalf("after Ctrl-C: %v, stderr %q", err, stderr.String())
+	}
+	pending := 0
+	for _, p := range partitions {
+		cp, err := s.Checkpoint(ctx, p, todos.Projection)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.State != gosync.StateActivated {
+			pending++
+		}
+		if diff := projectionDiffIn(t, d, p, cp.Watermark); diff != "" {
+			t.Fatalf("partition %s: projection and watermark %d disagree after Ctrl-C: %s", p, cp.Watermark, diff)
+		}
+	}
+	if pending == 0 {
+		t.Fatal("every partition was activated before Ctrl-C: the test stopped nothing")
+	}
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--workers", "2")
+	wantCode(t, r, 0, "backfill --all (resume)")
+	for _, p := range partitions {
+		if diff := projectionDiffIn(t, d, p, -1); diff != "" {
+			t.Fatalf("partition %s after resuming: %s", p, diff)
+		}
 	}
 }
 

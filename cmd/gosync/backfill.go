@@ -153,7 +153,9 @@ func withProjection(e *env, pool *pgxpool.Pool, create bool, fill func() error) 
 // backfillFleet fills b's projection in every partition, printing one
 // aggregate progress line at most once a second.
 func backfillFleet(e *env, s *gosync.Store, b gosync.Backfill, workers int, lease time.Duration) error {
-	res, err := s.RunBackfills(e.ctx, gosync.Fleet{Backfill: b, Workers: workers, Lease: lease, Report: func(p gosync.FleetProgress) {
+	// Ctrl-C (e.ctx done) stops every worker after its current batch.
+	b.Stop = e.ctx.Done()
+	res, err := s.RunBackfills(context.WithoutCancel(e.ctx), gosync.Fleet{Backfill: b, Workers: workers, Lease: lease, Report: func(p gosync.FleetProgress) {
 		eta := "-"
 		if p.ETA > 0 {
 			eta = p.ETA.Round(100 * time.Millisecond).String()
@@ -163,6 +165,9 @@ func backfillFleet(e *env, s *gosync.Store, b gosync.Backfill, workers int, leas
 	}})
 	if errors.Is(err, gosync.ErrCheckpointNotDeclared) {
 		err = fmt.Errorf("%w (declare it with `gosync checkpoint declare`, or pass --version)", err)
+	}
+	if errors.Is(err, gosync.ErrBackfillStopped) {
+		return fmt.Errorf("interrupted: the workers stopped after their current batches (%d partitions activated by this process); re-running the same command resumes", len(res.Activated))
 	}
 	if err != nil {
 		return err

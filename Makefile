@@ -8,11 +8,11 @@ TOOLS := $(BIN)/sqlc $(BIN)/goose $(BIN)/benchstat
 
 .PHONY: demo run test fuzz deps tools generate check-generated lint bench db
 
-## demo: the whole migration barrier, step by step (a throwaway local Postgres without DATABASE_URL)
+## demo: the whole migration barrier, step by step (a throwaway local Postgres without DATABASE_URL; with it, an empty database)
 demo: deps
 	go run ./cmd/gosync demo
 
-## run: migrate a database (a throwaway local one without DATABASE_URL) and print its status
+## run: migrate DATABASE_URL and print its status
 run: deps
 	go run ./cmd/gosync up
 

@@ -258,6 +258,31 @@ func (q *Queries) ListCheckpoints(ctx context.Context, db DBTX, partition pgtype
 	return items, nil
 }
 
+const removeCheckpoint = `-- name: RemoveCheckpoint :one
+SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms FROM sync_remove_checkpoint($1, $2)
+`
+
+type RemoveCheckpointParams struct {
+	Partition string `json:"partition"`
+	Name      string `json:"name"`
+}
+
+func (q *Queries) RemoveCheckpoint(ctx context.Context, db DBTX, arg RemoveCheckpointParams) (SyncBackfillCheckpoint, error) {
+	row := db.QueryRow(ctx, removeCheckpoint, arg.Partition, arg.Name)
+	var i SyncBackfillCheckpoint
+	err := row.Scan(
+		&i.Partition,
+		&i.Name,
+		&i.SchemaVersion,
+		&i.State,
+		&i.Watermark,
+		&i.OwnerEpoch,
+		&i.ObservedRows,
+		&i.UpdatedAtMs,
+	)
+	return i, err
+}
+
 const sourceChangesAbove = `-- name: SourceChangesAbove :one
 SELECT sync_source_changes_above($1, $2::text[], $3)::text AS result
 `

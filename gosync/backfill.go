@@ -2,6 +2,7 @@ package gosync
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"github.com/gosync/gosync/db"
 )
 
+// A backfill worker's stops.
 var (
 	// ErrLostOwnership: another worker claimed the checkpoint; this one
 	// stopped and wrote nothing more (its last batch was rolled back).
@@ -26,7 +28,7 @@ var (
 type BackfillSettings struct {
 	BatchSize int           // log seqs (commits) per batch: a batch is a range of the log, never part of a commit; default 1000
 	Pause     time.Duration // sleep between batches
-	RowsPerS  float64       // optional rate limit on source changes per second; 0 = none
+	RowsPerS  float64       // at most this many source changes per second, on average since the rate was set; 0 = no limit
 }
 
 // BackfillKnobs holds settings the worker re-reads before every batch.
@@ -53,8 +55,41 @@ func (k *BackfillKnobs) Load() BackfillSettings {
 	return s
 }
 
-// SourceChange is one change of a source table, handed to Apply.
-type SourceChange = db.SyncChange
+// SourceChange is one change of a source table as Backfill.Apply reads it
+// from the log: the Change as it was pushed (the same fields and types),
+// and where it sits in the log.
+type SourceChange struct {
+	Partition string
+	CommitSeq int64 // the commit it belongs to (a batch is in commit order)
+	Index     int32 // its position within the commit
+	Change
+}
+
+// sourceChange converts a log row. Scopes are stored as {"var": [values]};
+// a row restored from elsewhere may hold {"var": "value"}, read as one value.
+func sourceChange(r db.SyncChange) (SourceChange, error) {
+	c := SourceChange{Partition: r.Partition, CommitSeq: r.CommitSeq, Index: r.Idx,
+		Change: Change{Table: r.Tbl, RowID: r.RowID, Op: r.Op, Payload: r.Payload}}
+	if r.RowVersion.Valid {
+		v := r.RowVersion.Int64
+		c.RowVersion = &v
+	}
+	if len(r.Scopes) == 0 {
+		return c, nil
+	}
+	if err := json.Unmarshal(r.Scopes, &c.Scopes); err == nil {
+		return c, nil
+	}
+	var single map[string]string
+	if err := json.Unmarshal(r.Scopes, &single); err != nil {
+		return c, fmt.Errorf("change %d of commit %d: scopes %s: %w", r.Idx, r.CommitSeq, r.Scopes, err)
+	}
+	c.Scopes = make(map[string][]string, len(single))
+	for k, v := range single {
+		c.Scopes[k] = []string{v}
+	}
+	return c, nil
+}
 
 // Progress is reported after every batch.
 type Progress struct {
@@ -87,10 +122,15 @@ type Backfill struct {
 	// current rows when the checkpoint has no watermark yet. It runs in a
 	// REPEATABLE READ transaction whose cursor (max_commit_seq) becomes the
 	// starting watermark, so it works on a log pruned past its beginning.
-	// It returns the rows it wrote.
+	// It returns the rows it wrote. It needs a Store from New (under
+	// WithTx, ErrNeedsPool).
 	Initial  func(ctx context.Context, tx pgx.Tx) (int64, error)
 	Knobs    *BackfillKnobs // nil: defaults
 	Progress func(Progress) // optional
+	// Stop, when closed, ends the backfill after its current batch commits
+	// (ctx's cancellation would roll that batch back instead): RunBackfill
+	// returns the checkpoint as it stands and ErrBackfillStopped.
+	Stop <-chan struct{}
 }
 
 // RunBackfill claims the checkpoint and fills the projection from the log:
@@ -137,6 +177,7 @@ func (s *Store) fill(ctx context.Context, b Backfill, cp Checkpoint) (Checkpoint
 		}
 	}
 	started := time.Now()
+	pace := pacer{}
 	var done int64
 	// The coverage seq is re-read only once the watermark reaches it: one
 	// round trip per batch saved, and activation re-checks coverage anyway.
@@ -151,7 +192,7 @@ func (s *Store) fill(ctx context.Context, b Backfill, cp Checkpoint) (Checkpoint
 			}
 		}
 		if watermark >= coverage {
-			switch r, err := s.ActivateCheckpoint(ctx, b.Partition, b.Name, epoch, watermark, sources); {
+			switch r, err := s.ActivateCheckpoint(ctx, CheckpointActivation{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: watermark, Sources: sources}); {
 			case err != nil:
 				return Checkpoint{}, err
 			case r == Activated:
@@ -171,6 +212,7 @@ func (s *Store) fill(ctx context.Context, b Backfill, cp Checkpoint) (Checkpoint
 		}
 		settings := knobs.Load()
 		end := min(watermark+int64(settings.BatchSize), coverage)
+		pace.start(settings.RowsPerS, time.Now())
 		n, err := s.backfillBatch(ctx, b, sources, epoch, watermark, end, observed)
 		if err != nil {
 			return Checkpoint{}, err
@@ -190,7 +232,13 @@ func (s *Store) fill(ctx context.Context, b Backfill, cp Checkpoint) (Checkpoint
 			}
 			b.Progress(p)
 		}
-		if err := throttle(ctx, settings, n); err != nil {
+		wait := max(settings.Pause, pace.wait(n, time.Now()))
+		if stopped, err := sleep(ctx, b.Stop, wait); err != nil || stopped {
+			if stopped {
+				stopped := Checkpoint{Partition: b.Partition, Name: b.Name, SchemaVersion: cp.SchemaVersion,
+					State: StateBackfilling, Watermark: watermark, OwnerEpoch: epoch, ObservedRows: observed}
+				return stopped, fmt.Errorf("%w at watermark %d of %d", ErrBackfillStopped, watermark, coverage)
+			}
 			return Checkpoint{}, err
 		}
 	}
@@ -221,7 +269,7 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 		if n, err = s.applyBatch(ctx, tx, b, sources, watermark, end); err != nil {
 			return fmt.Errorf("backfill apply: %w", err)
 		}
-		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, b.Partition, b.Name, epoch, end, observed+n)
+		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, CheckpointAdvance{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: end, ObservedRows: observed + n})
 		if err != nil {
 			return err
 		}
@@ -252,11 +300,17 @@ func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, b Backfill, sources [
 	if b.ApplyRange != nil {
 		return b.ApplyRange(ctx, tx, b.Partition, after, through)
 	}
-	changes, err := s.q.SourceChanges(ctx, tx, db.SourceChangesParams{
+	rows, err := s.q.SourceChanges(ctx, tx, db.SourceChangesParams{
 		Partition: b.Partition, Sources: sources, AfterSeq: after, ThroughSeq: through,
 	})
 	if err != nil {
 		return 0, MapError(err)
+	}
+	changes := make([]SourceChange, len(rows))
+	for i, r := range rows {
+		if changes[i], err = sourceChange(r); err != nil {
+			return 0, err
+		}
 	}
 	return int64(len(changes)), b.Apply(ctx, tx, changes)
 }
@@ -265,7 +319,7 @@ func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, b Backfill, sources [
 // that snapshot's cursor, in the same transaction.
 func (s *Store) initialFill(ctx context.Context, b Backfill, epoch int64) (watermark, rows int64, err error) {
 	if s.pool == nil {
-		return 0, 0, fmt.Errorf("gosync: an initial fill needs a pool-backed Store (it opens its own snapshot)")
+		return 0, 0, fmt.Errorf("%w: an initial fill opens its own snapshot", ErrNeedsPool)
 	}
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
 		if _, err := s.ownBatch(ctx, tx, b, epoch, 0, 0); err != nil {
@@ -278,7 +332,7 @@ func (s *Store) initialFill(ctx context.Context, b Backfill, epoch int64) (water
 		if rows, err = b.Initial(ctx, tx); err != nil {
 			return fmt.Errorf("backfill initial fill: %w", err)
 		}
-		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, b.Partition, b.Name, epoch, watermark, rows)
+		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, CheckpointAdvance{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: watermark, ObservedRows: rows})
 		if err != nil {
 			return err
 		}
@@ -290,20 +344,54 @@ func (s *Store) initialFill(ctx context.Context, b Backfill, epoch int64) (water
 	return watermark, rows, err
 }
 
-// throttle sleeps the configured pause, and long enough to keep n rows
-// under the rate limit.
-func throttle(ctx context.Context, s BackfillSettings, n int64) error {
-	wait := s.Pause
-	if s.RowsPerS > 0 {
-		wait = max(wait, time.Duration(float64(n)/s.RowsPerS*float64(time.Second)))
+// pacer keeps a backfill at most at its rate limit: it sleeps until the
+// rows applied since the limit was set would take rows/rate at that rate,
+// so time spent applying counts towards the budget (sleeping rows/rate
+// after each batch would add the batch's own time and undershoot).
+type pacer struct {
+	rate  float64
+	since time.Time
+	rows  int64
+}
+
+// start is called before each batch: a new rate restarts the budget.
+func (p *pacer) start(rate float64, now time.Time) {
+	if rate != p.rate || p.since.IsZero() {
+		p.rate, p.since, p.rows = rate, now, 0
 	}
-	if wait <= 0 {
-		return ctx.Err()
+}
+
+// wait returns how long to sleep after a batch of n rows ending at now.
+func (p *pacer) wait(n int64, now time.Time) time.Duration {
+	p.rows += n
+	if p.rate <= 0 {
+		return 0
+	}
+	due := p.since.Add(time.Duration(float64(p.rows) / p.rate * float64(time.Second)))
+	return max(due.Sub(now), 0)
+}
+
+// sleep waits d, or until stop is closed (true) or ctx is done (its error).
+func sleep(ctx context.Context, stop <-chan struct{}, d time.Duration) (bool, error) {
+	var timer <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+	} else {
+		select {
+		case <-stop:
+			return true, nil
+		default:
+		}
+		return false, ctx.Err()
 	}
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(wait):
-		return nil
+		return false, ctx.Err()
+	case <-stop:
+		return true, nil
+	case <-timer:
+		return false, nil
 	}
 }

@@ -14,6 +14,8 @@ import (
 // CheckpointState is the lifecycle state of a backfill checkpoint.
 type CheckpointState string
 
+// The states, in lifecycle order: declared (by a bump or a DBA), backfilling
+// (claimed by an owner), activated (final; the gate opens).
 const (
 	StateDeclared    CheckpointState = "declared"
 	StateBackfilling CheckpointState = "backfilling"
@@ -43,6 +45,7 @@ func checkpointFrom(r db.SyncBackfillCheckpoint) Checkpoint {
 // ActivationResult is what sync_activate_checkpoint answers.
 type ActivationResult string
 
+// The answers of an activation.
 const (
 	// Activated: the projection covers every source change; the gate opens.
 	Activated ActivationResult = "activated"
@@ -56,6 +59,8 @@ const (
 // Coverage is what sync_source_changes_above answers.
 type Coverage string
 
+// The answers of the coverage check: no source change above the seq
+// (clean), some (changed), or the log is pruned past it (unverifiable).
 const (
 	CoverageClean        Coverage = "clean"
 	CoverageChanged      Coverage = "changed"
@@ -77,6 +82,18 @@ func (s *Store) DeclareCheckpoint(ctx context.Context, partition, name string, s
 	return checkpointFrom(r), nil
 }
 
+// RemoveCheckpoint undoes a mistaken declare: it removes a checkpoint that
+// is not activated and returns it (ErrCheckpointActivated for an activated
+// one, ErrCheckpointNotDeclared for a missing one). The partition's writer
+// fence is never lowered. sync_admin only (sync_remove_checkpoint).
+func (s *Store) RemoveCheckpoint(ctx context.Context, partition, name string) (Checkpoint, error) {
+	r, err := s.q.RemoveCheckpoint(ctx, s.conn, db.RemoveCheckpointParams{Partition: partition, Name: name})
+	if err != nil {
+		return Checkpoint{}, MapError(err)
+	}
+	return checkpointFrom(r), nil
+}
+
 // ClaimCheckpoint makes the caller the checkpoint's only owner: the returned
 // OwnerEpoch is the token every later advance and activate must present.
 func (s *Store) ClaimCheckpoint(ctx context.Context, partition, name string, schemaVersion int64) (Checkpoint, error) {
@@ -91,25 +108,42 @@ func (s *Store) ClaimCheckpoint(ctx context.Context, partition, name string, sch
 	return checkpointFrom(r), nil
 }
 
-// AdvanceCheckpoint records progress if ownerEpoch is still the current
+// CheckpointAdvance is an owner's progress report for AdvanceCheckpoint.
+type CheckpointAdvance struct {
+	Partition, Name string
+	OwnerEpoch      int64 // the epoch the owner's claim returned
+	Watermark       int64 // the commit seq now covered: never below the stored one nor past the head
+	ObservedRows    int64 // source changes applied so far, by every owner
+}
+
+// AdvanceCheckpoint records progress if a.OwnerEpoch is still the current
 // owner's; false means another worker claimed since (stop, write nothing
 // more). Call it on WithTx(tx) so the projection batch and its watermark
 // commit together.
-func (s *Store) AdvanceCheckpoint(ctx context.Context, partition, name string, ownerEpoch, watermark, observedRows int64) (bool, error) {
+func (s *Store) AdvanceCheckpoint(ctx context.Context, a CheckpointAdvance) (bool, error) {
 	ok, err := s.q.AdvanceCheckpoint(ctx, s.conn, db.AdvanceCheckpointParams{
-		Partition: partition, Name: name, OwnerEpoch: ownerEpoch, Watermark: watermark, ObservedRows: observedRows,
+		Partition: a.Partition, Name: a.Name, OwnerEpoch: a.OwnerEpoch, Watermark: a.Watermark, ObservedRows: a.ObservedRows,
 	})
 	return ok, MapError(err)
 }
 
+// CheckpointActivation is an owner's request to ActivateCheckpoint.
+type CheckpointActivation struct {
+	Partition, Name string
+	OwnerEpoch      int64    // the epoch the owner's claim returned
+	Watermark       int64    // exactly the stored watermark (advance first), else stale
+	Sources         []string // the source tables whose changes the projection reads: none above Watermark may exist
+}
+
 // ActivateCheckpoint activates the checkpoint if no change of the source
-// tables exists above watermark, under the partition lock pushes take.
-func (s *Store) ActivateCheckpoint(ctx context.Context, partition, name string, ownerEpoch, watermark int64, sources []string) (ActivationResult, error) {
+// tables exists above the watermark, under the partition lock pushes take.
+func (s *Store) ActivateCheckpoint(ctx context.Context, a CheckpointActivation) (ActivationResult, error) {
+	sources := a.Sources
 	if sources == nil {
 		sources = []string{} // an empty list is a valid, clean list; NULL is refused
 	}
 	r, err := s.q.ActivateCheckpoint(ctx, s.conn, db.ActivateCheckpointParams{
-		Partition: partition, Name: name, OwnerEpoch: ownerEpoch, Watermark: watermark, Sources: sources,
+		Partition: a.Partition, Name: a.Name, OwnerEpoch: a.OwnerEpoch, Watermark: a.Watermark, Sources: sources,
 	})
 	return ActivationResult(r), MapError(err)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gosync/gosync/db"
 )
 
+// The schema check's refusals at start-up.
 var (
 	// ErrSchemaTooNew: the database was migrated by a newer server.
 	ErrSchemaTooNew = errors.New("stored schema is newer than the configured schema")

@@ -27,6 +27,20 @@ var (
 	ErrChangeWithoutCommit  = errors.New("sync.storage.change_without_commit")
 	ErrPartitionSeqRejected = errors.New("sync.storage.partition_seq_rejected")
 
+	// ErrCheckpointActivated: sync_remove_checkpoint refuses an activated
+	// checkpoint (the gate has served on it; gosync's addition).
+	ErrCheckpointActivated = errors.New("sync.storage.checkpoint_activated")
+
+	// ErrBackfillStopped: Backfill.Stop was closed; the backfill stopped
+	// after its current batch (committed), and a new run resumes from the
+	// stored watermark.
+	ErrBackfillStopped = errors.New("backfill stopped")
+
+	// ErrNeedsPool: ReadAuthoritative and a backfill's initial fill open
+	// their own REPEATABLE READ transaction, which a Store bound to a
+	// caller's transaction (WithTx) cannot; call them on New(pool).
+	ErrNeedsPool = errors.New("gosync: this call needs a pool-backed Store (New), not one from WithTx")
+
 	// ErrInvalidArgument is bad input (an empty partition, a negative
 	// watermark, ...), refused before anything was written.
 	ErrInvalidArgument = errors.New("invalid argument")
@@ -43,7 +57,7 @@ var sqlErrors = map[string]error{}
 func init() {
 	for _, e := range []error{ErrWriterFenceRejected, ErrCheckpointIncomplete, ErrCheckpointNotDeclared,
 		ErrCheckpointFenceMissing, ErrSchemaNotReady, ErrSegmentExpired,
-		ErrCommitNotAtHead, ErrChangeWithoutCommit, ErrPartitionSeqRejected} {
+		ErrCommitNotAtHead, ErrChangeWithoutCommit, ErrPartitionSeqRejected, ErrCheckpointActivated} {
 		sqlErrors[e.Error()] = e
 	}
 }
@@ -55,6 +69,7 @@ type StorageError struct {
 	PG   *pgconn.PgError // the server's error, with its DETAIL and HINT
 }
 
+// Error is the sentinel and the server's DETAIL.
 func (e *StorageError) Error() string {
 	if e.Kind == ErrCannotAdopt {
 		return e.PG.Message // names the tables and differences
@@ -74,6 +89,7 @@ func (e *StorageError) Error() string {
 // Is makes errors.Is(err, ErrWriterFenceRejected) and friends work.
 func (e *StorageError) Is(target error) bool { return target == e.Kind }
 
+// Unwrap returns the server's error.
 func (e *StorageError) Unwrap() error { return e.PG }
 
 // MapError turns a database error carrying one of the barrier's messages

@@ -17,8 +17,9 @@ import (
 // (sync_claim_next_checkpoint, FOR UPDATE SKIP LOCKED).
 type Fleet struct {
 	// Backfill is every partition's fill: Name, SchemaVersion, Sources,
-	// Apply or ApplyRange, Initial and Knobs (shared by every worker). Its
-	// Partition and Progress are ignored.
+	// Apply or ApplyRange, Initial, Knobs and Stop (shared by every worker:
+	// closing Stop ends each after its current batch, and RunBackfills
+	// returns ErrBackfillStopped). Its Partition and Progress are ignored.
 	Backfill
 	Workers int // concurrent partitions in this process; default 1
 	// Lease is how long a claimed checkpoint may go without progress before
@@ -94,7 +95,9 @@ func (s *Store) RunBackfills(ctx context.Context, f Fleet) (FleetResult, error) 
 			defer wg.Done()
 			if err := run.worker(ctx); err != nil {
 				errs <- err
-				cancel()
+				if !errors.Is(err, ErrBackfillStopped) {
+					cancel() // stop the others now; a Stop lets them finish their batch
+				}
 			}
 		}()
 	}
@@ -125,6 +128,11 @@ type fleetRun struct {
 
 func (r *fleetRun) worker(ctx context.Context) error {
 	for {
+		select {
+		case <-r.f.Stop:
+			return ErrBackfillStopped
+		default:
+		}
 		rows, err := r.s.q.ClaimNextCheckpoint(ctx, r.s.conn, db.ClaimNextCheckpointParams{
 			Name: r.f.Name, SchemaVersion: r.version, LeaseMs: r.f.Lease.Milliseconds()})
 		if err != nil {
@@ -142,6 +150,8 @@ func (r *fleetRun) worker(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
+			case <-r.f.Stop:
+				return ErrBackfillStopped
 			case <-time.After(r.f.Poll):
 			}
 			continue

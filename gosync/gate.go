@@ -25,12 +25,13 @@ type ServeGate struct {
 }
 
 // ReadServeGate reads sync_serve_gate for partition at the running schema
-// version: for DBAs and diagnostics, it lists every pending checkpoint (10^5
+// version (srv.SchemaVersion; the same Server that ServeCheck, Push and
+// ReadAuthoritative take): for DBAs and diagnostics, it lists every pending checkpoint (10^5
 // of them mid-migration at 10^5 partitions). Request paths use ServeCheck,
 // which applies the refusal rule in the database at the same cost whatever
 // is pending.
-func (s *Store) ReadServeGate(ctx context.Context, partition string, running int64) (ServeGate, error) {
-	v, err := int32Arg("running_schema_version", running)
+func (s *Store) ReadServeGate(ctx context.Context, partition string, srv Server) (ServeGate, error) {
+	v, err := int32Arg("running_schema_version", srv.SchemaVersion)
 	if err != nil {
 		return ServeGate{}, err
 	}

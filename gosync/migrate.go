@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -81,5 +82,36 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, opts ...MigrateOption) (in
 	if _, err := p.Up(ctx); err != nil {
 		return 0, fmt.Errorf("gosync: migrate up: %w", MapError(err))
 	}
+	if err := GrantVersionTable(ctx, pool, opts...); err != nil {
+		return 0, err
+	}
 	return p.GetDBVersion(ctx)
+}
+
+// GrantVersionTable lets sync_reader, and so every sync_* role, read the
+// version table: `gosync status` and `migrate status` check the migration
+// version, and a monitoring login is not the table's owner. Migrate calls
+// it; after Up on a NewMigrator provider, call it yourself. It does
+// nothing before the table and the roles (migration 00006) exist.
+func GrantVersionTable(ctx context.Context, pool *pgxpool.Pool, opts ...MigrateOption) error {
+	cfg := migrateConfig{versionTable: DefaultVersionTable}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	if !plainIdentifier.MatchString(cfg.versionTable) {
+		return fmt.Errorf("%w: version table %q is not a plain lower-case identifier", ErrInvalidArgument, cfg.versionTable)
+	}
+	var ready bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass(quote_ident($1)) IS NOT NULL
+		AND EXISTS (SELECT FROM pg_roles WHERE rolname = 'sync_reader')`, cfg.versionTable).Scan(&ready); err != nil {
+		return fmt.Errorf("gosync: version table: %w", err)
+	}
+	if !ready {
+		return nil
+	}
+	// A checked plain identifier, never caller text as such.
+	if _, err := pool.Exec(ctx, "GRANT SELECT ON "+pgx.Identifier{cfg.versionTable}.Sanitize()+" TO sync_reader"); err != nil {
+		return fmt.Errorf("gosync: let sync_reader read %s: %w", cfg.versionTable, err)
+	}
+	return nil
 }

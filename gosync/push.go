@@ -24,10 +24,16 @@ type Commit struct {
 	Changes                           []Change
 }
 
+// The ops of a change (Change.Op), as the upstream server stores them.
+const (
+	OpUpsert int16 = 1 // the row was inserted or updated; Payload holds it
+	OpDelete int16 = 2 // the row was deleted; Payload is usually nil
+)
+
 // Change is one row change of a commit.
 type Change struct {
 	Table, RowID string
-	Op           int16
+	Op           int16               // OpUpsert or OpDelete
 	RowVersion   *int64              // nil: none
 	Scopes       map[string][]string // scope variable → values, indexed in sync_change_scopes
 	Payload      []byte              // nil: none
@@ -105,9 +111,10 @@ func (s *Store) Push(ctx context.Context, partition string, c Commit, srv Server
 // trip, the one that takes the snapshot — then read runs in that same
 // snapshot, so a schema bump or an epoch rotation can never land
 // between the gate and the data, and the cursor covers what read saw.
+// It needs a Store from New: under WithTx it returns ErrNeedsPool.
 func (s *Store) ReadAuthoritative(ctx context.Context, partition string, srv Server, read func(ctx context.Context, tx pgx.Tx) error) (cursor int64, err error) {
 	if s.pool == nil {
-		return 0, fmt.Errorf("gosync: ReadAuthoritative needs a pool-backed Store (it opens its own snapshot)")
+		return 0, fmt.Errorf("%w: ReadAuthoritative opens its own snapshot", ErrNeedsPool)
 	}
 	check, err := serveCheckParams(partition, srv)
 	if err != nil {

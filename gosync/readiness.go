@@ -9,6 +9,7 @@ import (
 // ReadinessPhase says which start-up step failed.
 type ReadinessPhase string
 
+// The start-up phases, as upstream names them.
 const (
 	PhaseSchemaCompile      ReadinessPhase = "schema_compile"      // the configured schema is invalid
 	PhaseStorageMigration   ReadinessPhase = "storage_migration"   // the database could not be brought to the schema
@@ -27,12 +28,15 @@ type ReadinessError struct {
 // Code is the client-visible identity of every readiness failure.
 func (e *ReadinessError) Code() string { return ErrSchemaNotReady.Error() }
 
+// Error is the code, the phase and the cause.
 func (e *ReadinessError) Error() string {
 	return fmt.Sprintf("%s: server not ready (phase %s, schema version %d): %v", e.Code(), e.Phase, e.SchemaVersion, e.Cause)
 }
 
+// Unwrap returns the cause.
 func (e *ReadinessError) Unwrap() error { return e.Cause }
 
+// Is matches ErrSchemaNotReady.
 func (e *ReadinessError) Is(target error) bool { return target == ErrSchemaNotReady }
 
 // ReadyConfig is what a server starts with.
@@ -66,10 +70,12 @@ type NotReadyError struct {
 	Refusal Refusal
 }
 
+// Error never names the projection: the reason is in Details.
 func (e *NotReadyError) Error() string {
 	return ErrSchemaNotReady.Error() + ": server schema is not ready for this request"
 }
 
+// Is matches ErrSchemaNotReady.
 func (e *NotReadyError) Is(target error) bool { return target == ErrSchemaNotReady }
 
 // Details is the refusal's structured payload, as upstream sends it:

@@ -12,6 +12,7 @@ import (
 // RefusalKind says why the gate is closed.
 type RefusalKind string
 
+// The refusals, in the order the rule applies them.
 const (
 	// RefusalSchema: the stored schema version is not the running one.
 	RefusalSchema RefusalKind = "schema"

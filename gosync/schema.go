@@ -13,9 +13,13 @@ import (
 // phase schema_compile).
 var ErrInvalidSchema = errors.New("invalid schema")
 
-// Column is one application column of a synced table.
+// Column is one application column of a synced table, as stored with the
+// schema marker.
 type Column struct {
-	Name     string `json:"name"`
+	Name string `json:"name"`
+	// Type is the Postgres type name, one of: text, integer, bigint,
+	// smallint, boolean, double precision, real, numeric, jsonb, json,
+	// bytea, uuid, date, timestamptz, timestamp (Validate refuses others).
 	Type     string `json:"type"`
 	Nullable bool   `json:"nullable"`
 }

@@ -29,7 +29,11 @@ type beginner interface {
 // New returns a Store on pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{conn: pool, begin: pool, pool: pool, q: db.New()} }
 
-// WithTx returns a Store whose calls run inside tx.
+// WithTx returns a Store whose calls run inside tx: checkpoint calls, the
+// gate, Push (in a savepoint), schema bumps. Two calls open their own
+// REPEATABLE READ transaction and so need the Store from New, returning
+// ErrNeedsPool here: ReadAuthoritative, and RunBackfill/RunBackfills with
+// Backfill.Initial set.
 func (s *Store) WithTx(tx pgx.Tx) *Store { return &Store{conn: tx, begin: tx, q: s.q} }
 
 // int32Arg narrows a Go version number to the SQL integer column it lands in.

@@ -86,7 +86,7 @@ func TestActivationRacingPushes(t *testing.T) {
 			}
 			// The owner advances to what it covered, then activates at
 			// exactly that stored watermark.
-			if ok, err := s.AdvanceCheckpoint(ctx, "p1", name, cp.OwnerEpoch, watermark, 0); err != nil || !ok {
+			if ok, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: name, OwnerEpoch: cp.OwnerEpoch, Watermark: watermark, ObservedRows: 0}); err != nil || !ok {
 				t.Fatalf("round %d: advance to %d: %v, %v", round, watermark, ok, err)
 			}
 			var result string

@@ -173,7 +173,16 @@ func TestBackfillRacingWorkers(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			time.Sleep(time.Duration(i) * 30 * time.Millisecond)
+			// The second claims once the first has committed a batch or two
+			// (a fixed delay lost the race on a loaded machine: the first
+			// had activated before the second claimed).
+			for i == 1 {
+				cp, err := s.Checkpoint(ctx, "p1", todos.Projection)
+				if err != nil || cp.Watermark >= 100 {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
 			_, results[i] = s.RunBackfill(ctx, todosBackfill(knobs))
 		}(i)
 	}

@@ -108,13 +108,13 @@ func TestCheckpointLifecycle(t *testing.T) {
 	}
 
 	// Activation below the coverage seq is stale and changes nothing.
-	if r, err := s.ActivateCheckpoint(ctx, "p1", "todos_by_owner", 1, 0, []string{"todos"}); err != nil || r != gosync.Stale {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "todos_by_owner", OwnerEpoch: 1, Watermark: 0, Sources: []string{"todos"}}); err != nil || r != gosync.Stale {
 		t.Fatalf("activate at watermark 0 = %q, %v; want stale", r, err)
 	}
-	if ok, err := s.AdvanceCheckpoint(ctx, "p1", "todos_by_owner", 1, seq, 1); err != nil || !ok {
+	if ok, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "todos_by_owner", OwnerEpoch: 1, Watermark: seq, ObservedRows: 1}); err != nil || !ok {
 		t.Fatalf("advance = %v, %v", ok, err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, "p1", "todos_by_owner", 1, seq, []string{"todos"}); err != nil || r != gosync.Activated {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "todos_by_owner", OwnerEpoch: 1, Watermark: seq, Sources: []string{"todos"}}); err != nil || r != gosync.Activated {
 		t.Fatalf("activate at the coverage seq = %q, %v; want activated", r, err)
 	}
 	got, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
@@ -125,7 +125,7 @@ func TestCheckpointLifecycle(t *testing.T) {
 		t.Fatalf("after activation = %+v", got)
 	}
 	// Activated is final: a second activation loses the CAS, a claim is refused.
-	if r, err := s.ActivateCheckpoint(ctx, "p1", "todos_by_owner", 1, seq, []string{"todos"}); err != nil || r != gosync.Stale {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "todos_by_owner", OwnerEpoch: 1, Watermark: seq, Sources: []string{"todos"}}); err != nil || r != gosync.Stale {
 		t.Fatalf("re-activate = %q, %v; want stale", r, err)
 	}
 	if _, err := s.ClaimCheckpoint(ctx, "p1", "todos_by_owner", 2); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
@@ -140,7 +140,7 @@ func TestCheckpointLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, "p1", "other", other.OwnerEpoch, 0, nil); err != nil || r != gosync.Activated {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "other", OwnerEpoch: other.OwnerEpoch, Watermark: 0, Sources: nil}); err != nil || r != gosync.Activated {
 		t.Fatalf("activate with no sources = %q, %v; want activated", r, err)
 	}
 	all, err := s.Checkpoints(ctx, "p1")
@@ -159,7 +159,7 @@ func TestActivateRequiresFence(t *testing.T) {
 	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_backfill_checkpoints VALUES ('p1', 'bare', 2, 'backfilling', 0, 1, 0, 0)`); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.ActivateCheckpoint(ctx, "p1", "bare", 1, 0, nil)
+	_, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "bare", OwnerEpoch: 1, Watermark: 0, Sources: nil})
 	if !errors.Is(err, gosync.ErrCheckpointFenceMissing) {
 		t.Fatalf("activate without a fence row: %v, want ErrCheckpointFenceMissing", err)
 	}
@@ -176,7 +176,7 @@ func TestActivateRequiresFence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.ActivateCheckpoint(ctx, "p2", "low", cp.OwnerEpoch, 0, nil)
+	_, err = s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p2", Name: "low", OwnerEpoch: cp.OwnerEpoch, Watermark: 0, Sources: nil})
 	if !errors.Is(err, gosync.ErrCheckpointFenceMissing) {
 		t.Fatalf("activate with fence 2 < version 3: %v, want ErrCheckpointFenceMissing", err)
 	}
@@ -188,7 +188,7 @@ func TestActivateRequiresFence(t *testing.T) {
 	}
 
 	// Unknown checkpoints.
-	if _, err := s.ActivateCheckpoint(ctx, "p2", "nope", 1, 0, nil); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
+	if _, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p2", Name: "nope", OwnerEpoch: 1, Watermark: 0, Sources: nil}); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
 		t.Fatalf("activate unknown: %v", err)
 	}
 	if _, err := s.ClaimCheckpoint(ctx, "p2", "nope", 1); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
@@ -211,7 +211,7 @@ func TestActivateUnverifiableWhenPruned(t *testing.T) {
 		t.Fatal(err)
 	}
 	seq := mustPush(t, d.Pool, "p1", "todos", 2)
-	if ok, err := s.AdvanceCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, seq, 1); err != nil || !ok {
+	if ok, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq, ObservedRows: 1}); err != nil || !ok {
 		t.Fatalf("advance: %v, %v", ok, err)
 	}
 	for i := 0; i < 5; i++ {
@@ -225,17 +225,17 @@ func TestActivateUnverifiableWhenPruned(t *testing.T) {
 	if c, err := s.SourceChangesAbove(ctx, "p1", []string{"todos"}, seq); err != nil || c != gosync.CoverageUnverifiable {
 		t.Fatalf("coverage = %q, %v; want unverifiable", c, err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, seq, []string{"todos"}); err != nil || r != gosync.Unverifiable {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq, Sources: []string{"todos"}}); err != nil || r != gosync.Unverifiable {
 		t.Fatalf("activate = %q, %v; want unverifiable", r, err)
 	}
 	if got, _ := s.Checkpoint(ctx, "p1", "proj"); got.State != gosync.StateBackfilling {
 		t.Fatalf("unverifiable activation changed the state to %q", got.State)
 	}
 	// A watermark at the horizon is provable again.
-	if ok, err := s.AdvanceCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, seq+5, 1); err != nil || !ok {
+	if ok, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq + 5, ObservedRows: 1}); err != nil || !ok {
 		t.Fatalf("advance to the horizon: %v, %v", ok, err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, seq+5, []string{"todos"}); err != nil || r != gosync.Activated {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq + 5, Sources: []string{"todos"}}); err != nil || r != gosync.Activated {
 		t.Fatalf("activate at the horizon = %q, %v; want activated", r, err)
 	}
 }
@@ -263,14 +263,29 @@ func TestBadArgumentsChangeNothing(t *testing.T) {
 		{"declare long name", "name", func() error { _, err := s.DeclareCheckpoint(ctx, "p", long, 2); return err }},
 		{"declare long partition", "partition", func() error { _, err := s.DeclareCheckpoint(ctx, long, "n", 2); return err }},
 		{"claim version -1", "schema_version", func() error { _, err := s.ClaimCheckpoint(ctx, "p", "n", -1); return err }},
-		{"advance negative epoch", "owner_epoch", func() error { _, err := s.AdvanceCheckpoint(ctx, "p", "n", -1, 0, 0); return err }},
-		{"advance negative watermark", "watermark", func() error { _, err := s.AdvanceCheckpoint(ctx, "p", "n", 0, -1, 0); return err }},
-		{"advance negative rows", "observed_rows", func() error { _, err := s.AdvanceCheckpoint(ctx, "p", "n", 0, 0, -1); return err }},
-		{"activate negative watermark", "watermark", func() error { _, err := s.ActivateCheckpoint(ctx, "p", "n", 0, -1, nil); return err }},
-		{"activate empty source", "source table", func() error { _, err := s.ActivateCheckpoint(ctx, "p", "n", 0, 0, []string{"t", ""}); return err }},
+		{"advance negative epoch", "owner_epoch", func() error {
+			_, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p", Name: "n", OwnerEpoch: -1, Watermark: 0, ObservedRows: 0})
+			return err
+		}},
+		{"advance negative watermark", "watermark", func() error {
+			_, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p", Name: "n", OwnerEpoch: 0, Watermark: -1, ObservedRows: 0})
+			return err
+		}},
+		{"advance negative rows", "observed_rows", func() error {
+			_, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p", Name: "n", OwnerEpoch: 0, Watermark: 0, ObservedRows: -1})
+			return err
+		}},
+		{"activate negative watermark", "watermark", func() error {
+			_, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p", Name: "n", OwnerEpoch: 0, Watermark: -1, Sources: nil})
+			return err
+		}},
+		{"activate empty source", "source table", func() error {
+			_, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p", Name: "n", OwnerEpoch: 0, Watermark: 0, Sources: []string{"t", ""}})
+			return err
+		}},
 		{"coverage negative seq", "seq", func() error { _, err := s.SourceChangesAbove(ctx, "p", []string{"t"}, -1); return err }},
 		{"coverage seq empty partition", "partition", func() error { _, err := s.SourceCoverageSeq(ctx, "", nil); return err }},
-		{"gate empty partition", "partition", func() error { _, err := s.ReadServeGate(ctx, "", 1); return err }},
+		{"gate empty partition", "partition", func() error { _, err := s.ReadServeGate(ctx, "", gosync.Server{SchemaVersion: 1}); return err }},
 		{"NULL sources from SQL", "sources", func() error {
 			_, err := d.Pool.Exec(ctx, "SELECT sync_activate_checkpoint('p', 'n', 0, 0, NULL)")
 			return gosync.MapError(err)

@@ -91,10 +91,10 @@ func TestConcurrentClaims(t *testing.T) {
 		t.Fatalf("stale owners changed state:\nbefore %s\nafter  %s", before, after)
 	}
 
-	if ok, err := s.AdvanceCheckpoint(ctx, "p1", "proj", claimers, 0, 5); err != nil || !ok {
+	if ok, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: claimers, Watermark: 0, ObservedRows: 5}); err != nil || !ok {
 		t.Fatalf("newest owner advance = %v, %v", ok, err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, "p1", "proj", claimers, 0, nil); err != nil || r != gosync.Activated {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: claimers, Watermark: 0, Sources: nil}); err != nil || r != gosync.Activated {
 		t.Fatalf("newest owner activation = %q, %v", r, err)
 	}
 }

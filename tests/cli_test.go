@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
+	"github.com/gosync/gosync/internal/todos"
 )
 
 var cliBinary = sync.OnceValues(func() (string, error) {
@@ -79,145 +81,6 @@ func wantCode(t *testing.T, r cliResult, code int, args string) {
 	}
 }
 
-func TestCLICheckpointsStatusGate(t *testing.T) {
-	d := pgtest.New(t)
-	cli := func(code int, args ...string) cliResult {
-		t.Helper()
-		r := gosyncCLI(t, append([]string{"--db", d.URL}, args...)...)
-		wantCode(t, r, code, strings.Join(args, " "))
-		return r
-	}
-
-	var version map[string]int64
-	cli(0, "migrate", "version", "--json").json(t, &version)
-	if version["version"] != version["latest"] || version["version"] < 5 {
-		t.Fatalf("migrate version = %v", version)
-	}
-	var migrations []struct {
-		Version int64 `json:"version"`
-		Applied bool  `json:"applied"`
-	}
-	cli(0, "migrate", "status", "--json").json(t, &migrations)
-	// Versions may have gaps (numbers reserved by parallel work): the last
-	// listed is the latest, and every one is applied.
-	if len(migrations) < 6 || migrations[len(migrations)-1].Version != version["latest"] {
-		t.Fatalf("migrate status = %+v", migrations)
-	}
-	for _, m := range migrations {
-		if !m.Applied {
-			t.Fatalf("migrate status = %+v: %d not applied", migrations, m.Version)
-		}
-	}
-
-	type row struct {
-		Partition  string `json:"partition"`
-		Name       string `json:"name"`
-		State      string `json:"state"`
-		OwnerEpoch int64  `json:"owner_epoch"`
-	}
-	var rows []row
-	cli(0, "checkpoint", "declare", "--partition", "p1", "--name", "proj", "--version", "2", "--json").json(t, &rows)
-	if len(rows) != 1 || rows[0].State != "declared" {
-		t.Fatalf("declare = %+v", rows)
-	}
-	cli(0, "checkpoint", "claim", "--partition", "p1", "--name", "proj", "--version", "2", "--json").json(t, &rows)
-	if rows[0].State != "backfilling" || rows[0].OwnerEpoch != 1 {
-		t.Fatalf("claim = %+v", rows)
-	}
-	var gate struct {
-		Stored  int64 `json:"stored_schema_version"`
-		Open    bool  `json:"open"`
-		Refusal struct {
-			Kind    string         `json:"kind"`
-			Details map[string]any `json:"details"`
-		} `json:"refusal"`
-	}
-	cli(3, "gate", "--partition", "p1", "--running", "2", "--json").json(t, &gate)
-	if gate.Open || gate.Refusal.Kind != "schema" {
-		t.Fatalf("gate with no marker = %+v", gate)
-	}
-	if _, err := d.Pool.Exec(context.Background(), "INSERT INTO sync_schema_meta VALUES (1, 2, '{}')"); err != nil {
-		t.Fatal(err)
-	}
-	cli(3, "gate", "--partition", "p1", "--running", "2", "--declared", "p1/proj", "--json").json(t, &gate)
-	if gate.Refusal.Kind != "checkpoint" || gate.Refusal.Details["projection"] != "proj" {
-		t.Fatalf("gate with a pending checkpoint = %+v", gate)
-	}
-	// --sources is required: an activation without a coverage check is a
-	// mistake on the command line.
-	if r := cli(2, "checkpoint", "activate", "--partition", "p1", "--name", "proj", "--epoch", "1", "--watermark", "0"); !strings.Contains(r.stderr, "--sources is required") {
-		t.Fatalf("activate without --sources: %q", r.stderr)
-	}
-	// Not at the stored watermark: stale, printed, exit 3, nothing changed.
-	var result map[string]string
-	cli(3, "checkpoint", "activate", "--partition", "p1", "--name", "proj", "--epoch", "1", "--watermark", "7", "--sources", "todos", "--json").json(t, &result)
-	if result["result"] != "stale" {
-		t.Fatalf("activate at another watermark = %v", result)
-	}
-	cli(0, "checkpoint", "activate", "--partition", "p1", "--name", "proj", "--epoch", "1", "--watermark", "0", "--sources", "todos", "--json").json(t, &result)
-	if result["result"] != "activated" {
-		t.Fatalf("activate = %v", result)
-	}
-	// Names are printed escaped: a checkpoint named with an ESC sequence and
-	// a newline can neither drive the terminal nor break the table.
-	if _, err := d.Pool.Exec(context.Background(), "SELECT sync_declare_checkpoint('p1', E'evil\\x1b[2J\\nname', 2)"); err != nil {
-		t.Fatal(err)
-	}
-	if r := cli(0, "checkpoint", "list", "--partition", "p1"); strings.ContainsAny(r.stdout, "\x1b") || !strings.Contains(r.stdout, `"evil\x1b[2J\nname"`) {
-		t.Fatalf("checkpoint list printed a raw control character:\n%q", r.stdout)
-	}
-	if _, err := d.Pool.Exec(context.Background(), "DELETE FROM sync_backfill_checkpoints WHERE name LIKE 'evil%'"); err != nil {
-		t.Fatal(err)
-	}
-	cli(0, "gate", "--partition", "p1", "--running", "2", "--json").json(t, &gate)
-	if !gate.Open {
-		t.Fatalf("gate after activation = %+v", gate)
-	}
-	cli(0, "checkpoint", "list", "--partition", "p1", "--json").json(t, &rows)
-	if len(rows) != 1 || rows[0].State != "activated" {
-		t.Fatalf("list = %+v", rows)
-	}
-	var status struct {
-		SchemaVersion int64 `json:"schema_version"`
-		Checkpoints   []struct {
-			Checkpoint   string `json:"checkpoint"`
-			State        string `json:"state"`
-			FenceVersion *int64 `json:"fence_version"`
-		} `json:"checkpoints"`
-	}
-	cli(0, "status", "--partition", "p1", "--json").json(t, &status)
-	if status.SchemaVersion != 2 || len(status.Checkpoints) != 1 || status.Checkpoints[0].State != "activated" ||
-		status.Checkpoints[0].FenceVersion == nil || *status.Checkpoints[0].FenceVersion != 2 {
-		t.Fatalf("status = %+v", status)
-	}
-	if r := cli(0, "status"); !strings.Contains(r.stdout, "PARTITIONS") || !strings.Contains(r.stdout, "proj") {
-		t.Fatalf("status summary:\n%s", r.stdout)
-	}
-	var summary struct {
-		Summary []struct {
-			Checkpoint string `json:"checkpoint"`
-			State      string `json:"state"`
-			Partitions int64  `json:"partitions"`
-			MaxLag     int64  `json:"max_lag"`
-		} `json:"summary"`
-	}
-	cli(0, "status", "--json").json(t, &summary)
-	if len(summary.Summary) != 1 || summary.Summary[0].State != "activated" || summary.Summary[0].Partitions != 1 || summary.Summary[0].MaxLag != 0 {
-		t.Fatalf("status summary = %+v", summary)
-	}
-	cli(0, "status", "--state", "backfilling", "--json").json(t, &status)
-	if len(status.Checkpoints) != 0 {
-		t.Fatalf("status --state backfilling = %+v, want no rows", status)
-	}
-	cli(0, "status", "--state", "activated", "--limit", "1", "--json").json(t, &status)
-	if len(status.Checkpoints) != 1 {
-		t.Fatalf("status --state activated --limit 1 = %+v", status)
-	}
-	if r := cli(2, "status", "--state", "finished"); !strings.Contains(r.stderr, "not declared, backfilling or activated") {
-		t.Fatalf("status --state finished: %s", r.stderr)
-	}
-}
-
 func TestCLIBackfill(t *testing.T) {
 	d, _ := backfillDB(t, 3000)
 	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "500")
@@ -230,50 +93,29 @@ func TestCLIBackfill(t *testing.T) {
 	}
 }
 
-// TestCLIBadInput: one clear line on stderr, a non-zero exit, no stack trace.
-func TestCLIBadInput(t *testing.T) {
+// TestCLIExitCodes: the binary's exit statuses (the in-process tests in
+// cmd/gosync cover each command's output): 0 help, 2 bad usage in one
+// line, 3 gate closed, 1 failure.
+func TestCLIExitCodes(t *testing.T) {
 	d := pgtest.New(t)
-	if _, err := d.Pool.Exec(context.Background(), "CREATE ROLE cli_pw LOGIN PASSWORD 'right' SUPERUSER"); err != nil {
+	if _, err := d.Pool.Exec(context.Background(), "SELECT sync_declare_checkpoint('p1', 'proj', 2)"); err != nil {
 		t.Fatal(err)
-	}
-	cfg, err := pgx.ParseConfig(d.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrongPassword := strings.Replace(d.URL, "://"+cfg.User+"@", "://cli_pw:wrong@", 1)
-	if wrongPassword == d.URL {
-		t.Fatalf("cannot build a wrong-password URL from %s", d.URL)
 	}
 	for _, tc := range []struct {
-		args    []string
-		code    int
-		mention string
+		args []string
+		code int
 	}{
-		{[]string{"--db", d.URL, "status", "--partition", "nope"}, 1, `unknown partition "nope"`},
-		{[]string{"--db", d.URL, "gate", "--partition", "nope", "--running", "1"}, 1, `unknown partition "nope"`},
-		{[]string{"--db", d.URL, "checkpoint", "declare", "--partition", "p1"}, 2, "--name is required"},
-		{[]string{"--db", d.URL, "checkpoint", "claim", "--partition", "p1", "--name", "x", "--version", "1"}, 1, "sync.storage.checkpoint_not_declared"},
-		{[]string{"--db", d.URL, "checkpoint", "declare", "--partition", "p1", "--name", "x", "--version", "nine"}, 2, "invalid value"},
-		{[]string{"--db", d.URL, "frobnicate"}, 2, `unknown command "frobnicate"`},
-		{[]string{"--db", "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=5", "status"}, 1, "cannot reach the database"},
-		{[]string{"--db", wrongPassword, "status"}, 1, "password authentication failed"},
+		{[]string{"checkpoint", "list", "--help"}, 0},
+		{[]string{"--db", d.URL, "checkpoint", "list", "--epoch", "3"}, 2},
+		{[]string{"checkpoint", "list"}, 2}, // no database
+		{[]string{"--db", d.URL, "gate", "--partition", "p1", "--running", "2"}, 3},
+		{[]string{"--db", d.URL, "checkpoint", "claim", "--partition", "p1", "--name", "x", "--version", "2"}, 1},
 	} {
 		r := gosyncCLI(t, tc.args...)
-		args := strings.Join(tc.args[min(2, len(tc.args)):], " ")
-		wantCode(t, r, tc.code, args)
-		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-		if tc.code == 2 && len(lines) > 1 {
-			lines = lines[len(lines)-1:] // the flag package prints its usage first
+		wantCode(t, r, tc.code, strings.Join(tc.args, " "))
+		if lines := strings.Count(r.stderr, "\n"); (tc.code == 1 || tc.code == 2) && (lines != 1 || !strings.HasPrefix(r.stderr, "gosync: ")) {
+			t.Errorf("gosync %s: stderr %q, want one line", strings.Join(tc.args, " "), r.stderr)
 		}
-		if len(lines) != 1 || !strings.HasPrefix(lines[0], "gosync: ") || !strings.Contains(lines[0], tc.mention) {
-			t.Errorf("gosync %s: stderr %q, want one line mentioning %q", args, r.stderr, tc.mention)
-		}
-		if strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "panic") {
-			t.Errorf("gosync %s: stack trace on stderr:\n%s", args, r.stderr)
-		}
-	}
-	if r := gosyncCLI(t, "--help"); r.code != 0 || !strings.Contains(r.stdout, "Commands:") {
-		t.Fatalf("--help: exit %d\n%s", r.code, r.stdout)
 	}
 }
 
@@ -333,6 +175,26 @@ func TestCLIDBStopsOnInterrupt(t *testing.T) {
 	}
 }
 
+// waitForWatermark waits (15s at most) until p1's todos_by_owner
+// checkpoint has reached watermark: a backfill process is under way.
+func waitForWatermark(t *testing.T, s *gosync.Store, watermark int64) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		cp, err := s.Checkpoint(context.Background(), "p1", "todos_by_owner")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Watermark >= watermark {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the backfill made no progress: %+v", cp)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestCLIBackfillKilledAndResumed: the backfill process is killed (SIGKILL)
 // in the middle of its run; projection and watermark stay consistent, and a
 // second run resumes from the stored watermark to an exact projection.
@@ -347,20 +209,7 @@ func TestCLIBackfillKilledAndResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		cp, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cp.Watermark >= 500 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the backfill made no progress: %+v", cp)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitForWatermark(t, s, 500)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -383,6 +232,178 @@ func TestCLIBackfillKilledAndResumed(t *testing.T) {
 	}
 	if diff := projectionDiff(t, d, -1); diff != "" {
 		t.Fatalf("projection after resuming: %s", diff)
+	}
+}
+
+// TestCLIBackfillInterrupted: Ctrl-C (SIGINT) stops the backfill after its
+// current batch, which commits: one line says where it stopped (the stored
+// watermark) and that re-running resumes; the re-run finishes with rows and
+// percentage that agree; a third run says "already activated", exit 0.
+func TestCLIBackfillInterrupted(t *testing.T) {
+	d, s := backfillDB(t, 4000)
+	ctx := context.Background()
+	bin, err := cliBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "100", "--pause", "20ms")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	waitForWatermark(t, s, 500)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("after Ctrl-C: %v, want exit 1", err)
+	}
+	cp, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("gosync: interrupted: p1/todos_by_owner stopped after its batch at watermark %d (%d rows); re-running the same command resumes from there\n",
+		cp.Watermark, cp.ObservedRows)
+	if stderr.String() != want || cp.State != gosync.StateBackfilling || cp.Watermark >= 4000 {
+		t.Fatalf("after Ctrl-C: stderr %q, want %q; checkpoint %+v", stderr.String(), want, cp)
+	}
+	if diff := projectionDiff(t, d, cp.Watermark); diff != "" {
+		t.Fatalf("projection and watermark %d disagree after Ctrl-C: %s", cp.Watermark, diff)
+	}
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "1000")
+	wantCode(t, r, 0, "backfill (resume)")
+	final, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[len(lines)-2], fmt.Sprintf("100.0%%  seq 4000/4000  %d rows", final.ObservedRows)) ||
+		lines[len(lines)-1] != fmt.Sprintf("activated p1/todos_by_owner at watermark 4000 (%d rows, owner epoch 2)", final.ObservedRows) {
+		t.Fatalf("resume output:\n%s", r.stdout)
+	}
+	r = gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
+	wantCode(t, r, 0, "backfill (finished)")
+	if r.stdout != fmt.Sprintf("p1/todos_by_owner already activated at watermark 4000 (%d rows): nothing to do\n", final.ObservedRows) {
+		t.Fatalf("backfill of an activated checkpoint: %q", r.stdout)
+	}
+}
+
+// TestCLIBackfillAllInterrupted: Ctrl-C stops a fleet backfill's workers
+// after their current batches (committed, each projection consistent with
+// its watermark); re-running resumes and activates every partition.
+func TestCLIBackfillAllInterrupted(t *testing.T) {
+	ctx := context.Background()
+	d, s, partitions := fleetDB(t, 4, 2000)
+	bin, err := cliBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--db", d.URL, "backfill", "--all", "--workers", "2", "--batch", "100", "--pause", "20ms")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var progress int64
+		if err := d.Pool.QueryRow(ctx, "SELECT coalesce(sum(watermark), 0) FROM sync_backfill_checkpoints").Scan(&progress); err != nil {
+			t.Fatal(err)
+		}
+		if progress >= 300 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fleet backfill made no progress")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 1 ||
+		!strings.HasPrefix(stderr.String(), "gosync: interrupted: the workers stopped after their current batches") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Fatalf("after Ctrl-C: %v, stderr %q", err, stderr.String())
+	}
+	pending := 0
+	for _, p := range partitions {
+		cp, err := s.Checkpoint(ctx, p, todos.Projection)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.State != gosync.StateActivated {
+			pending++
+		}
+		if diff := projectionDiffIn(t, d, p, cp.Watermark); diff != "" {
+			t.Fatalf("partition %s: projection and watermark %d disagree after Ctrl-C: %s", p, cp.Watermark, diff)
+		}
+	}
+	if pending == 0 {
+		t.Fatal("every partition was activated before Ctrl-C: the test stopped nothing")
+	}
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--workers", "2")
+	wantCode(t, r, 0, "backfill --all (resume)")
+	for _, p := range partitions {
+		if diff := projectionDiffIn(t, d, p, -1); diff != "" {
+			t.Fatalf("partition %s after resuming: %s", p, diff)
+		}
+	}
+}
+
+// TestCLIBackfillFailures: a missing schema marker names --version; a
+// backfill that fails before its first batch commits leaves no projection
+// table it created behind.
+func TestCLIBackfillFailures(t *testing.T) {
+	ctx := context.Background()
+	d := pgtest.New(t)
+	if _, err := d.Pool.Exec(ctx, "SELECT sync_declare_checkpoint('p1', 'todos_by_owner', 2)"); err != nil {
+		t.Fatal(err)
+	}
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
+	wantCode(t, r, 1, "backfill without a marker")
+	if !strings.Contains(r.stderr, "pass --version N") {
+		t.Fatalf("backfill without a marker: %q", r.stderr)
+	}
+
+	d, s := backfillDB(t, 100)
+	if _, err := d.Pool.Exec(ctx, "DROP TABLE todos_by_owner"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PruneLog(ctx, "p1", 50); err != nil {
+		t.Fatal(err)
+	}
+	r = gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
+	wantCode(t, r, 1, "backfill over a pruned log")
+	var exists bool
+	if err := d.Pool.QueryRow(ctx, "SELECT to_regclass('todos_by_owner') IS NOT NULL").Scan(&exists); err != nil || exists {
+		t.Fatalf("a failed backfill left todos_by_owner behind (%v); stderr %q", err, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "pruned") {
+		t.Fatalf("backfill over a pruned log: %q", r.stderr)
+	}
+}
+
+// TestCLIBackfillAsBackfillRole: a sync_backfill login, which may not
+// create tables, fills and activates a projection whose table exists (the
+// application's DBA created it and granted the writes).
+func TestCLIBackfillAsBackfillRole(t *testing.T) {
+	d, _ := backfillDB(t, 1000)
+	u, name := loginURL(t, d, "sync_backfill")
+	if _, err := d.Pool.Exec(context.Background(), "GRANT SELECT, INSERT, UPDATE, DELETE ON todos_by_owner TO "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	r := gosyncCLI(t, "--db", u.String(), "backfill", "--partition", "p1")
+	wantCode(t, r, 0, "backfill as sync_backfill")
+	if !strings.Contains(r.stdout, "activated p1/todos_by_owner at watermark 1000") {
+		t.Fatalf("backfill as sync_backfill:\n%s", r.stdout)
+	}
+	if diff := projectionDiff(t, d, -1); diff != "" {
+		t.Fatalf("projection after the backfill as sync_backfill: %s", diff)
 	}
 }
 

@@ -163,10 +163,10 @@ func TestRedTeamWriterTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := admin.AdvanceCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, 4, 4); err != nil || !ok {
+	if ok, err := admin.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 4, ObservedRows: 4}); err != nil || !ok {
 		t.Fatalf("advance: %v, %v", ok, err)
 	}
-	if r, err := admin.ActivateCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, 4, []string{"todos"}); err != nil || r != gosync.Activated {
+	if r, err := admin.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 4, Sources: []string{"todos"}}); err != nil || r != gosync.Activated {
 		t.Fatalf("activate: %v, %v", r, err)
 	}
 	if _, err := admin.PruneLog(ctx, "p1", 2); err != nil {
@@ -220,7 +220,7 @@ func TestRedTeamWriterTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := admin.ActivateCheckpoint(ctx, "p1", "late", late.OwnerEpoch, 0, []string{"notes"}); err != nil || r != gosync.Unverifiable {
+	if r, err := admin.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "late", OwnerEpoch: late.OwnerEpoch, Watermark: 0, Sources: []string{"notes"}}); err != nil || r != gosync.Unverifiable {
 		t.Fatalf("activation over the pruned log = %q, %v; want unverifiable", r, err)
 	}
 }
@@ -268,12 +268,12 @@ func TestRedTeamLifecycleOutOfOrder(t *testing.T) {
 		}
 	}
 	refused("advance of a declared row with epoch 0", func() error {
-		err := no(worker.AdvanceCheckpoint(ctx, "p1", "proj", 0, 2, 2))
+		err := no(worker.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: 0, Watermark: 2, ObservedRows: 2}))
 		check("advance epoch 0", err)
 		return err
 	})
 	refused("activation of a declared row with epoch 0", func() error {
-		err := stale(worker.ActivateCheckpoint(ctx, "p1", "proj", 0, 0, []string{"todos"}))
+		err := stale(worker.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: 0, Watermark: 0, Sources: []string{"todos"}}))
 		check("activate epoch 0", err)
 		return err
 	})
@@ -286,33 +286,33 @@ func TestRedTeamLifecycleOutOfOrder(t *testing.T) {
 	})
 	cp, err := worker.ClaimCheckpoint(ctx, "p1", "proj", 2)
 	check("claim", err)
-	ok, err := worker.AdvanceCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, 2, 2)
+	ok, err := worker.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 2, ObservedRows: 2})
 	check("advance", no(!ok, err))
 	refused("a watermark going down", func() error {
-		_, err := worker.AdvanceCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, 1, 1)
+		_, err := worker.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 1, ObservedRows: 1})
 		if !errors.Is(err, gosync.ErrInvalidArgument) {
 			t.Fatalf("lower watermark: %v, want ErrInvalidArgument", err)
 		}
 		return err
 	})
 	refused("a watermark past the head", func() error {
-		_, err := worker.AdvanceCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, 4, 4)
+		_, err := worker.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 4, ObservedRows: 4})
 		if !errors.Is(err, gosync.ErrInvalidArgument) {
 			t.Fatalf("watermark past the head: %v, want ErrInvalidArgument", err)
 		}
 		return err
 	})
 	refused("activation above the stored watermark", func() error {
-		err := stale(worker.ActivateCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, 3, []string{"other"}))
+		err := stale(worker.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 3, Sources: []string{"other"}}))
 		check("activate at 3 (stored 2)", err)
 		return err
 	})
-	r, err := worker.ActivateCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, 2, []string{"other"})
+	r, err := worker.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 2, Sources: []string{"other"}})
 	if err != nil || r != gosync.Activated {
 		t.Fatalf("activate at the stored watermark: %q, %v", r, err)
 	}
 	refused("advance after activation", func() error {
-		err := no(worker.AdvanceCheckpoint(ctx, "p1", "proj", cp.OwnerEpoch, 3, 3))
+		err := no(worker.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 3, ObservedRows: 3}))
 		check("advance after activation", err)
 		return err
 	})

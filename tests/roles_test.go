@@ -15,9 +15,9 @@ import (
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
-// loginAs creates a real login role, member of group (none when ""), and
-// returns a pool connected as it. The role is dropped when the test ends.
-func loginAs(t *testing.T, d *pgtest.DB, group string, runtime map[string]string) *pgxpool.Pool {
+// loginURL creates a real login role, member of group (none when ""), and
+// returns its URL and name. The role is dropped when the test ends.
+func loginURL(t *testing.T, d *pgtest.DB, group string) (*url.URL, string) {
 	t.Helper()
 	ctx := context.Background()
 	name := fmt.Sprintf("%s_%s", d.Name, group)
@@ -36,6 +36,18 @@ func loginAs(t *testing.T, d *pgtest.DB, group string, runtime map[string]string
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword(name, "pw")
+	t.Cleanup(func() {
+		_, _ = d.Pool.Exec(context.Background(), "DROP OWNED BY "+pgx.Identifier{name}.Sanitize()+"; DROP ROLE "+pgx.Identifier{name}.Sanitize())
+	})
+	return u, name
+}
+
+// loginAs returns a pool connected as a new login role in group (see
+// loginURL), with the runtime parameters given.
+func loginAs(t *testing.T, d *pgtest.DB, group string, runtime map[string]string) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	u, name := loginURL(t, d, group)
 	cfg, err := pgxpool.ParseConfig(u.String())
 	if err != nil {
 		t.Fatal(err)
@@ -48,10 +60,7 @@ func loginAs(t *testing.T, d *pgtest.DB, group string, runtime map[string]string
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		pool.Close()
-		_, _ = d.Pool.Exec(context.Background(), "DROP OWNED BY "+pgx.Identifier{name}.Sanitize()+"; DROP ROLE "+pgx.Identifier{name}.Sanitize())
-	})
+	t.Cleanup(pool.Close)
 	if err := pool.Ping(ctx); err != nil {
 		t.Fatalf("connect as %s: %v", name, err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,81 +10,152 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/todos"
 )
 
-func runBackfill(e env, args []string) error {
-	fs := flags("backfill", e)
-	partition := fs.String("partition", "p1", "partition to fill (without --all)")
-	all := fs.Bool("all", false, "fill every partition that declares the projection (a fleet of --workers)")
-	workers := fs.Int("workers", 1, "with --all: partitions filled at once by this process")
-	lease := fs.Duration("lease", 30*time.Second, "with --all: take over a checkpoint whose owner made no progress for this long")
-	name := fs.String("name", todos.Projection, "the projection (checkpoint name); other than the example's, give --apply and --sources")
-	sources := fs.String("sources", "", "with --apply: the projection's source tables, comma-separated")
-	apply := fs.String("apply", "", "a file holding one SQL statement that applies a batch: $1 partition, $2 after seq, $3 through seq, $4 sources")
-	version := fs.Int64("version", 0, "schema version to claim at (default: the stored schema version)")
-	batch := fs.Int("batch", 1000, "commit seqs (log entries) per batch")
-	pause := fs.Duration("pause", 0, "pause between batches")
-	rate := fs.Float64("rate", 0, "at most this many source changes per second (0: no limit)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *batch < 1 || *rate < 0 || *pause < 0 || *workers < 1 || *lease <= 0 {
+func backfillCmd(e *env) *cobra.Command {
+	var o backfillOptions
+	c := &cobra.Command{Use: "backfill", Args: cobra.NoArgs,
+		Short: "fill a projection in one partition (--partition) or in every one that declares it (--all)",
+		Long: `Fill a projection and activate its checkpoint: the example todos_by_owner,
+or a projection of your own (--name, --sources, --apply file.sql: the batch
+apply as one SQL statement, $1 partition, $2 after seq, $3 through seq,
+$4 sources). Ctrl-C stops after the current batch; re-running resumes.`,
+		RunE: func(*cobra.Command, []string) error { return runBackfill(e, o) }}
+	f := c.Flags()
+	f.StringVar(&o.partition, "partition", "", "partition to fill (required without --all)")
+	f.BoolVar(&o.all, "all", false, "fill every partition that declares the projection (a fleet of --workers)")
+	f.IntVar(&o.workers, "workers", 1, "with --all: partitions filled at once by this process")
+	f.DurationVar(&o.lease, "lease", 30*time.Second, "with --all: take over a checkpoint whose owner made no progress for this long")
+	f.StringVar(&o.name, "name", todos.Projection, "the projection (checkpoint name); other than the example's, give --apply and --sources")
+	f.StringVar(&o.sources, "sources", "", "with --apply: the projection's source tables, comma-separated")
+	f.StringVar(&o.apply, "apply", "", "a file holding one SQL statement that applies a batch")
+	f.Int64Var(&o.version, "version", 0, "schema version to claim at (default: the stored schema version)")
+	f.IntVar(&o.batch, "batch", 1000, "commit seqs (log entries) per batch")
+	f.DurationVar(&o.pause, "pause", 0, "pause between batches")
+	f.Float64Var(&o.rate, "rate", 0, "at most this many source changes per second (0: no limit)")
+	return c
+}
+
+type backfillOptions struct {
+	partition, name, sources, apply string
+	all                             bool
+	workers, batch                  int
+	lease, pause                    time.Duration
+	version                         int64
+	rate                            float64
+}
+
+func runBackfill(e *env, o backfillOptions) error {
+	if o.batch < 1 || o.rate < 0 || o.pause < 0 || o.workers < 1 || o.lease <= 0 {
 		return usagef("backfill: --batch and --workers must be >= 1, --rate and --pause >= 0, --lease > 0")
 	}
-	custom := *apply != ""
-	if custom == (*name == todos.Projection) || custom != (*sources != "") {
+	if o.all == (o.partition != "") {
+		return usagef("backfill: give --partition P or --all")
+	}
+	custom := o.apply != ""
+	if custom == (o.name == todos.Projection) || custom != (o.sources != "") {
 		return usagef("backfill: --apply file.sql and --sources go together, with a --name other than the example's %s", todos.Projection)
 	}
-	b := gosync.Backfill{Name: *name,
-		Knobs: gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: *batch, Pause: *pause, RowsPerS: *rate})}
+	b := gosync.Backfill{Name: o.name,
+		Knobs: gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: o.batch, Pause: o.pause, RowsPerS: o.rate})}
 	if custom {
-		text, err := os.ReadFile(*apply)
+		text, err := os.ReadFile(o.apply)
 		if err != nil {
 			return usagef("backfill: --apply: %v", err)
 		}
-		b.Sources = strings.Split(*sources, ",")
+		b.Sources = strings.Split(o.sources, ",")
 		if b.ApplyRange, err = gosync.ApplyRangeSQL(string(text), b.Sources); err != nil {
-			return usagef("backfill: --apply %s: %v", *apply, err)
+			return usagef("backfill: --apply %s: %v", o.apply, err)
 		}
 	} else {
 		b.Sources, b.ApplyRange = []string{todos.Source}, todos.ApplyRange
 	}
 	return e.withPool(func(pool *pgxpool.Pool) error {
 		s := gosync.New(pool)
-		b.SchemaVersion = *version
+		b.SchemaVersion = o.version
 		if b.SchemaVersion == 0 {
 			if err := pool.QueryRow(e.ctx, "SELECT coalesce((SELECT schema_version FROM sync_schema_meta WHERE id = 1), 0)").Scan(&b.SchemaVersion); err != nil {
 				return err
 			}
-		}
-		if !custom {
-			if _, err := pool.Exec(e.ctx, todos.ProjectionDDL); err != nil {
-				return err
+			if b.SchemaVersion == 0 {
+				return fmt.Errorf("no schema marker: pass --version N (the schema version the checkpoint was declared at)")
 			}
 		}
-		if *all {
-			return backfillFleet(e, s, b, *workers, *lease)
+		if o.all {
+			return withProjection(e, pool, !custom, func() error { return backfillFleet(e, s, b, o.workers, o.lease) })
 		}
-		if err := requirePartition(e, s, *partition); err != nil {
+		if err := requirePartition(e, s, o.partition); err != nil {
 			return err
 		}
-		b.Partition = *partition
-		cp, err := backfillOne(e, s, b)
+		b.Partition = o.partition
+		cp, err := s.Checkpoint(e.ctx, b.Partition, b.Name)
+		if errors.Is(err, gosync.ErrCheckpointNotDeclared) || err == nil && cp.SchemaVersion != b.SchemaVersion {
+			return fmt.Errorf("%w: no checkpoint %s at schema version %d in partition %s (declare it with `gosync checkpoint declare --partition %s --name %s --version %d`, or pass --version)",
+				gosync.ErrCheckpointNotDeclared, printable(b.Name), b.SchemaVersion, printable(b.Partition), printable(b.Partition), printable(b.Name), b.SchemaVersion)
+		}
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "activated %s/%s at watermark %d (%d rows, owner epoch %d)\n", cp.Partition, cp.Name, cp.Watermark, cp.ObservedRows, cp.OwnerEpoch)
-		return nil
+		if cp.State == gosync.StateActivated {
+			fmt.Fprintf(e.stdout, "%s/%s already activated at watermark %d (%d rows): nothing to do\n", printable(cp.Partition), printable(cp.Name), cp.Watermark, cp.ObservedRows)
+			return nil
+		}
+		return withProjection(e, pool, !custom, func() error {
+			cp, err := backfillOne(e, s, b)
+			if errors.Is(err, gosync.ErrBackfillStopped) {
+				return fmt.Errorf("interrupted: %s/%s stopped after its batch at watermark %d (%d rows); re-running the same command resumes from there",
+					printable(cp.Partition), printable(cp.Name), cp.Watermark, cp.ObservedRows)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "activated %s/%s at watermark %d (%d rows, owner epoch %d)\n", printable(cp.Partition), printable(cp.Name), cp.Watermark, cp.ObservedRows, cp.OwnerEpoch)
+			return nil
+		})
 	})
+}
+
+// withProjection runs fill with the example's projection table in place
+// (create is false for a projection of the operator's own). A table it
+// creates is dropped again when fill fails before any batch committed, so
+// a failed first run leaves nothing behind; a table that exists is not
+// touched (a sync_backfill login may fill it without CREATE rights).
+func withProjection(e *env, pool *pgxpool.Pool, create bool, fill func() error) error {
+	if !create {
+		return fill()
+	}
+	var exists bool
+	if err := pool.QueryRow(e.ctx, "SELECT to_regclass('todos_by_owner') IS NOT NULL").Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return fill()
+	}
+	if _, err := pool.Exec(e.ctx, todos.ProjectionDDL); err != nil {
+		return err
+	}
+	err := fill()
+	if err == nil {
+		return nil
+	}
+	// Nothing committed: no checkpoint of the projection has a watermark.
+	var filled bool
+	if qerr := pool.QueryRow(context.WithoutCancel(e.ctx), "SELECT EXISTS (SELECT FROM todos_by_owner)").Scan(&filled); qerr == nil && !filled {
+		_, _ = pool.Exec(context.WithoutCancel(e.ctx), "DROP TABLE todos_by_owner")
+	}
+	return err
 }
 
 // backfillFleet fills b's projection in every partition, printing one
 // aggregate progress line at most once a second.
-func backfillFleet(e env, s *gosync.Store, b gosync.Backfill, workers int, lease time.Duration) error {
-	res, err := s.RunBackfills(e.ctx, gosync.Fleet{Backfill: b, Workers: workers, Lease: lease, Report: func(p gosync.FleetProgress) {
+func backfillFleet(e *env, s *gosync.Store, b gosync.Backfill, workers int, lease time.Duration) error {
+	// Ctrl-C (e.ctx done) stops every worker after its current batch.
+	b.Stop = e.ctx.Done()
+	res, err := s.RunBackfills(context.WithoutCancel(e.ctx), gosync.Fleet{Backfill: b, Workers: workers, Lease: lease, Report: func(p gosync.FleetProgress) {
 		eta := "-"
 		if p.ETA > 0 {
 			eta = p.ETA.Round(100 * time.Millisecond).String()
@@ -92,7 +164,10 @@ func backfillFleet(e env, s *gosync.Store, b gosync.Backfill, workers int, lease
 			p.Name, p.PartitionsDone, p.Total, p.Working, p.ChangesDone, p.ChangesPerSecond, eta)
 	}})
 	if errors.Is(err, gosync.ErrCheckpointNotDeclared) {
-		err = fmt.Errorf("%w (declare it with `gosync checkpoint declare`)", err)
+		err = fmt.Errorf("%w (declare it with `gosync checkpoint declare`, or pass --version)", err)
+	}
+	if errors.Is(err, gosync.ErrBackfillStopped) {
+		return fmt.Errorf("interrupted: the workers stopped after their current batches (%d partitions activated by this process); re-running the same command resumes", len(res.Activated))
 	}
 	if err != nil {
 		return err
@@ -102,20 +177,20 @@ func backfillFleet(e env, s *gosync.Store, b gosync.Backfill, workers int, lease
 	return nil
 }
 
-// backfillOne fills b's projection in b.Partition, reporting progress to stdout.
-func backfillOne(e env, s *gosync.Store, b gosync.Backfill) (gosync.Checkpoint, error) {
+// backfillOne fills b's projection in b.Partition, reporting progress to
+// stdout. Ctrl-C (e.ctx done) stops it after the current batch, which
+// commits: the run's own queries use a context the signal does not cancel.
+func backfillOne(e *env, s *gosync.Store, b gosync.Backfill) (gosync.Checkpoint, error) {
 	progress := newProgressPrinter(e.stdout)
 	b.Progress = progress.report
-	cp, err := s.RunBackfill(e.ctx, b)
+	b.Stop = e.ctx.Done()
+	cp, err := s.RunBackfill(context.WithoutCancel(e.ctx), b)
 	progress.done()
-	if errors.Is(err, gosync.ErrCheckpointNotDeclared) {
-		return cp, fmt.Errorf("%w (declare it with `gosync checkpoint declare --partition %s --name %s --version N`)", err, b.Partition, b.Name)
-	}
 	return cp, err
 }
 
-// progressPrinter draws a progress bar on a terminal and prints plain log
-// lines (at most one a second) otherwise.
+// progressPrinter redraws one line in place (\r) on a terminal and prints
+// plain log lines, at most one a second, otherwise.
 type progressPrinter struct {
 	w       io.Writer
 	tty     bool
@@ -143,23 +218,41 @@ func (p *progressPrinter) report(pr gosync.Progress) {
 	p.pending = nil
 }
 
+// progressWidth is the terminal line: 79 columns, so an 80-column terminal
+// never wraps it.
+const progressWidth = 79
+
 func (p *progressPrinter) print(pr gosync.Progress) {
+	if p.tty {
+		fmt.Fprintf(p.w, "\r%s\x1b[K", progressLine(pr, true))
+		return
+	}
+	fmt.Fprintf(p.w, "backfill %s/%s: %s\n", printable(pr.Partition), printable(pr.Name), progressLine(pr, false))
+}
+
+// progressLine is the progress of pr: the percentage of the log covered
+// (watermark / coverage seq), the rows applied by every run so far (the
+// stored count, so a resumed run agrees with its percentage), this run's
+// rate and the ETA; with bar, a bar in front, all within progressWidth.
+func progressLine(pr gosync.Progress, bar bool) string {
 	pct := 100.0
 	if pr.CoverageSeq > 0 {
 		pct = 100 * float64(pr.Watermark) / float64(pr.CoverageSeq)
 	}
 	eta := "-"
 	if pr.ETA > 0 {
-		eta = pr.ETA.Round(100 * time.Millisecond).String()
+		eta = pr.ETA.Round(time.Second).String()
 	}
-	line := fmt.Sprintf("%5.1f%%  %d rows  %.0f rows/s  watermark %d of %d  ETA %s", pct, pr.RowsDone, pr.RowsPerSecond, pr.Watermark, pr.CoverageSeq, eta)
-	if p.tty {
-		const width = 30
-		filled := int(pct / 100 * width)
-		fmt.Fprintf(p.w, "\r[%s%s] %s\x1b[K", strings.Repeat("#", filled), strings.Repeat("-", width-filled), line)
-		return
+	line := fmt.Sprintf("%5.1f%%  seq %d/%d  %d rows  %.0f rows/s  ETA %s", pct, pr.Watermark, pr.CoverageSeq, pr.ObservedRows, pr.RowsPerSecond, eta)
+	if bar {
+		width := max(progressWidth-len(line)-3, 0)
+		filled := min(int(pct/100*float64(width)), width)
+		line = "[" + strings.Repeat("#", filled) + strings.Repeat("-", width-filled) + "] " + line
 	}
-	fmt.Fprintf(p.w, "backfill %s/%s: %s\n", pr.Partition, pr.Name, line)
+	if len(line) > progressWidth {
+		line = line[:progressWidth]
+	}
+	return line
 }
 
 func (p *progressPrinter) done() {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
 
 	"github.com/gosync/gosync/db"
 	"github.com/gosync/gosync/gosync"
@@ -24,21 +25,46 @@ import (
 // database, the gate holds v2 traffic back until the fleet backfill
 // activates the projection, then v2 serves. --partitions N tells it at
 // scale: N tenants, one set-based bump, a flat gate, a summary status.
-func runDemo(e env, args []string) error {
-	fs := flags("demo", e)
-	commits := fs.Int("commits", 20000, "commits the v1 fleet writes before the bump (spread over the partitions)")
-	partitions := fs.Int("partitions", 1, "partitions (tenants): p1 ... pN")
-	workers := fs.Int("workers", 2, "backfill workers")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *commits < 1 || *partitions < 1 || *workers < 1 {
-		return usagef("demo: --commits, --partitions and --workers must be >= 1")
-	}
-	return e.withPool(func(pool *pgxpool.Pool) error { return demo(e, pool, *commits, *partitions, *workers) })
+func demoCmd(e *env) *cobra.Command {
+	var commits, partitions, workers int
+	c := &cobra.Command{Use: "demo", Args: cobra.NoArgs,
+		Short: "the whole story on a throwaway Postgres (or an empty --db), step by step",
+		Long: `The migration barrier step by step: a v1 fleet writes, a v2 server bumps the
+schema and declares a projection in every partition, the old writer is
+fenced out, the gate holds v2 back until the fleet backfill activates the
+projection, then v2 serves. Without --db or DATABASE_URL it runs on a
+throwaway local Postgres; a given database must be empty.`,
+		RunE: func(*cobra.Command, []string) error {
+			if commits < 1 || partitions < 1 || workers < 1 {
+				return usagef("demo: --commits, --partitions and --workers must be >= 1")
+			}
+			return e.withThrowaway(func(pool *pgxpool.Pool) error {
+				if err := requireEmpty(e, pool); err != nil {
+					return err
+				}
+				return demo(e, pool, commits, partitions, workers)
+			})
+		}}
+	c.Flags().IntVar(&commits, "commits", 20000, "commits the v1 fleet writes before the bump (spread over the partitions)")
+	c.Flags().IntVar(&partitions, "partitions", 1, "partitions (tenants): p1 ... pN")
+	c.Flags().IntVar(&workers, "workers", 2, "backfill workers")
+	return c
 }
 
-func demo(e env, pool *pgxpool.Pool, commits, partitions, workers int) error {
+// requireEmpty refuses a database that holds tables: the demo creates its
+// own and would collide with (or write into) an application's.
+func requireEmpty(e *env, pool *pgxpool.Pool) error {
+	var tables int
+	if err := pool.QueryRow(e.ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()").Scan(&tables); err != nil {
+		return err
+	}
+	if tables > 0 {
+		return fmt.Errorf("the demo needs an empty database (this one has %d tables): unset DATABASE_URL for a throwaway one", tables)
+	}
+	return nil
+}
+
+func demo(e *env, pool *pgxpool.Pool, commits, partitions, workers int) error {
 	ctx := e.ctx
 	s := gosync.New(pool)
 	started := time.Now()
@@ -211,7 +237,7 @@ func demo(e env, pool *pgxpool.Pool, commits, partitions, workers int) error {
 
 func demoCommit(id string) gosync.Commit {
 	return gosync.Commit{ClientID: "v2-client", ClientCommitID: id, ActorID: "u1", CreatedAtMs: time.Now().UnixMilli(),
-		Changes: []gosync.Change{{Table: todos.Source, RowID: "t-" + id, Op: todos.OpUpsert,
+		Changes: []gosync.Change{{Table: todos.Source, RowID: "t-" + id, Op: gosync.OpUpsert,
 			Scopes: map[string][]string{"owner": {"u1"}}, Payload: []byte(`{"title":"written by v2","owner":"u1"}`)}}}
 }
 

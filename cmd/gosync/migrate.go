@@ -3,44 +3,60 @@ package main
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pressly/goose/v3"
+	"github.com/spf13/cobra"
 
 	"github.com/gosync/gosync/gosync"
 )
 
-func runUp(e env, args []string) error {
-	if err := parse(flags("up", e), args); err != nil {
-		return err
-	}
-	return e.withPool(func(pool *pgxpool.Pool) error {
-		if err := migrate(e, pool, "up", false); err != nil {
-			return err
-		}
-		return printStatus(e, pool, nil, false)
-	})
+func upCmd(e *env) *cobra.Command {
+	return &cobra.Command{Use: "up", Args: cobra.NoArgs, Short: "migrate up, then print the status",
+		RunE: func(*cobra.Command, []string) error {
+			return e.withPool(func(pool *pgxpool.Pool) error {
+				if err := migrate(e, pool, "up", false); err != nil {
+					return err
+				}
+				return printStatus(e, pool, nil, false)
+			})
+		}}
 }
 
-func runMigrate(e env, args []string) error {
-	if len(args) == 0 {
-		return usagef("usage: gosync migrate up|down|status|version [--json]")
+func migrateCmd(e *env) *cobra.Command {
+	verb := func(name, short string) *cobra.Command {
+		var asJSON bool
+		c := &cobra.Command{Use: name, Args: cobra.NoArgs, Short: short,
+			RunE: func(*cobra.Command, []string) error {
+				return e.withPool(func(pool *pgxpool.Pool) error { return migrate(e, pool, name, asJSON) })
+			}}
+		jsonFlag(c, &asJSON)
+		return c
 	}
-	fs := flags("migrate "+args[0], e)
-	asJSON := fs.Bool("json", false, "print JSON (status, version)")
-	if err := parse(fs, args[1:]); err != nil {
-		return err
-	}
-	switch args[0] {
-	case "up", "down", "status", "version":
-	default:
-		return usagef("unknown migrate command %q (up|down|status|version)", args[0])
-	}
-	return e.withPool(func(pool *pgxpool.Pool) error { return migrate(e, pool, args[0], *asJSON) })
+	return verbs("migrate", "gosync's goose migrations (embedded)",
+		verb("up", "apply every pending migration"),
+		verb("down", "roll back the latest migration"),
+		verb("status", "list the migrations, applied or pending"),
+		verb("version", "print the database's migration version"))
 }
 
-func migrate(e env, pool *pgxpool.Pool, what string, asJSON bool) error {
+// migrationJSON is one migration in every migrate --json document.
+type migrationJSON struct {
+	Version    int64   `json:"version"`
+	File       string  `json:"file"`
+	Applied    bool    `json:"applied"`
+	AppliedAt  *string `json:"applied_at,omitempty"`
+	DurationMs *int64  `json:"duration_ms,omitempty"`
+}
+
+func resultJSON(r *goose.MigrationResult, applied bool) migrationJSON {
+	ms := r.Duration.Milliseconds()
+	return migrationJSON{Version: r.Source.Version, File: r.Source.Path, Applied: applied, DurationMs: &ms}
+}
+
+func migrate(e *env, pool *pgxpool.Pool, what string, asJSON bool) error {
 	p, err := gosync.NewMigrator(e.ctx, pool, gosync.WithVersionTable(e.versionTable))
 	if err != nil {
 		return err
@@ -52,16 +68,36 @@ func migrate(e env, pool *pgxpool.Pool, what string, asJSON bool) error {
 		if err != nil {
 			return migrationError(err)
 		}
+		if err := gosync.GrantVersionTable(e.ctx, pool, gosync.WithVersionTable(e.versionTable)); err != nil {
+			return err
+		}
+		if asJSON {
+			out := make([]migrationJSON, len(results))
+			for i, r := range results {
+				out[i] = resultJSON(r, true)
+			}
+			return writeJSON(e.stdout, map[string]any{"applied": out, "version": currentVersion(e, p)})
+		}
 		for _, r := range results {
-			fmt.Fprintf(e.stdout, "applied %s (%s)\n", r.Source.Path, r.Duration.Round(1e6))
+			fmt.Fprintf(e.stdout, "applied %s (%s)\n", r.Source.Path, r.Duration.Round(time.Millisecond))
 		}
 		if len(results) == 0 {
 			fmt.Fprintln(e.stdout, "no pending migrations")
 		}
 	case "down":
 		r, err := p.Down(e.ctx)
+		if errors.Is(err, goose.ErrNoNextVersion) {
+			if asJSON {
+				return writeJSON(e.stdout, map[string]any{"rolled_back": nil, "version": 0})
+			}
+			fmt.Fprintln(e.stdout, "nothing to roll back: the database is at version 0")
+			return nil
+		}
 		if err != nil {
 			return migrationError(err)
+		}
+		if asJSON {
+			return writeJSON(e.stdout, map[string]any{"rolled_back": resultJSON(r, false), "version": currentVersion(e, p)})
 		}
 		fmt.Fprintf(e.stdout, "rolled back %s\n", r.Source.Path)
 	case "status":
@@ -69,28 +105,26 @@ func migrate(e env, pool *pgxpool.Pool, what string, asJSON bool) error {
 		if err != nil {
 			return err
 		}
-		type row struct {
-			Version int64  `json:"version"`
-			File    string `json:"file"`
-			Applied bool   `json:"applied"`
-			At      string `json:"applied_at,omitempty"`
-		}
-		rows := make([]row, len(statuses))
+		rows := make([]migrationJSON, len(statuses))
 		for i, s := range statuses {
-			rows[i] = row{Version: s.Source.Version, File: s.Source.Path, Applied: !s.AppliedAt.IsZero()}
+			rows[i] = migrationJSON{Version: s.Source.Version, File: s.Source.Path, Applied: !s.AppliedAt.IsZero()}
 			if rows[i].Applied {
-				rows[i].At = s.AppliedAt.UTC().Format("2006-01-02T15:04:05Z")
+				at := s.AppliedAt.UTC().Format(time.RFC3339)
+				rows[i].AppliedAt = &at
 			}
 		}
 		if asJSON {
 			return writeJSON(e.stdout, rows)
 		}
+		// goose's layout: a header, then one line per file.
+		fmt.Fprintln(e.stdout, "    Applied At (UTC)          Migration")
+		fmt.Fprintln(e.stdout, "    =======================================")
 		for _, r := range rows {
-			at := "pending"
+			at := "Pending"
 			if r.Applied {
-				at = r.At
+				at = *r.AppliedAt
 			}
-			fmt.Fprintf(e.stdout, "%-22s %s\n", at, r.File)
+			fmt.Fprintf(e.stdout, "    %-25s -- %s\n", at, r.File)
 		}
 	case "version":
 		current, target, err := p.GetVersions(e.ctx)
@@ -103,6 +137,16 @@ func migrate(e env, pool *pgxpool.Pool, what string, asJSON bool) error {
 		fmt.Fprintln(e.stdout, current)
 	}
 	return nil
+}
+
+// currentVersion is the version after up/down; -1 when it cannot be read
+// (the migrations themselves succeeded).
+func currentVersion(e *env, p *goose.Provider) int64 {
+	v, err := p.GetDBVersion(e.ctx)
+	if err != nil {
+		return -1
+	}
+	return v
 }
 
 // migrationError is the failing file and the server's error with its hint,

@@ -11,8 +11,11 @@ import (
 	"unicode/utf8"
 )
 
+// writeJSON prints every --json document the same way: indented, keys in
+// snake_case (the types' tags), names as they are (no HTML escaping).
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

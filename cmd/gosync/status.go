@@ -5,36 +5,41 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
 
 	"github.com/gosync/gosync/gosync"
 )
 
-func runStatus(e env, args []string) error {
-	fs := flags("status", e)
-	partition := fs.String("partition", "", "list the rows of this partition")
-	state := fs.String("state", "", "list the rows in this state (declared, backfilling, activated)")
-	limit := fs.Int("limit", 0, "list at most this many rows (0: all)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *limit < 0 {
-		return usagef("status: --limit must be at least 0")
-	}
-	switch gosync.CheckpointState(*state) {
-	case "", gosync.StateDeclared, gosync.StateBackfilling, gosync.StateActivated:
-	default:
-		return usagef("status: --state %q is not declared, backfilling or activated", *state)
-	}
-	f := &gosync.StatusFilter{Partition: *partition, State: gosync.CheckpointState(*state), Limit: *limit}
-	if *partition == "" && *state == "" && *limit == 0 {
-		f = nil // the summary: one line per projection, version and state, at any number of partitions
-	}
-	return e.withPool(func(pool *pgxpool.Pool) error { return printStatus(e, pool, f, *asJSON) })
+func statusCmd(e *env) *cobra.Command {
+	var partition, state string
+	var limit int
+	var asJSON bool
+	c := &cobra.Command{Use: "status", Args: cobra.NoArgs,
+		Short: "the barrier: a summary per version, projection and state, or the rows (fences, checkpoints, watermarks, lag)",
+		RunE: func(*cobra.Command, []string) error {
+			if limit < 0 {
+				return usagef("status: --limit must be at least 0")
+			}
+			switch gosync.CheckpointState(state) {
+			case "", gosync.StateDeclared, gosync.StateBackfilling, gosync.StateActivated:
+			default:
+				return usagef("status: --state %q is not declared, backfilling or activated", state)
+			}
+			f := &gosync.StatusFilter{Partition: partition, State: gosync.CheckpointState(state), Limit: limit}
+			if partition == "" && state == "" && limit == 0 {
+				f = nil // the summary: one line per projection, version and state, at any number of partitions
+			}
+			return e.withPool(func(pool *pgxpool.Pool) error { return printStatus(e, pool, f, asJSON) })
+		}}
+	c.Flags().StringVar(&partition, "partition", "", "list the rows of this partition")
+	c.Flags().StringVar(&state, "state", "", "list the rows in this state (declared, backfilling, activated)")
+	c.Flags().IntVar(&limit, "limit", 0, "list at most this many rows (0: all)")
+	jsonFlag(c, &asJSON)
+	return c
 }
 
 // requirePartition turns an unknown partition into a clear error.
-func requirePartition(e env, s *gosync.Store, partition string) error {
+func requirePartition(e *env, s *gosync.Store, partition string) error {
 	if partition == "" {
 		return nil
 	}
@@ -43,13 +48,13 @@ func requirePartition(e env, s *gosync.Store, partition string) error {
 		return err
 	}
 	if !known {
-		return fmt.Errorf("unknown partition %q (no log, registration, checkpoint or fence)", partition)
+		return fmt.Errorf("unknown partition %s (no log, registration, checkpoint or fence)", strconv.Quote(partition))
 	}
 	return nil
 }
 
 // printStatus prints the summary (f nil) or the rows f picks.
-func printStatus(e env, pool *pgxpool.Pool, f *gosync.StatusFilter, asJSON bool) error {
+func printStatus(e *env, pool *pgxpool.Pool, f *gosync.StatusFilter, asJSON bool) error {
 	p, err := gosync.NewMigrator(e.ctx, pool, gosync.WithVersionTable(e.versionTable))
 	if err != nil {
 		return err
@@ -60,7 +65,7 @@ func printStatus(e env, pool *pgxpool.Pool, f *gosync.StatusFilter, asJSON bool)
 		return err
 	}
 	if current < latest {
-		return fmt.Errorf("database at migration %d of %d: run `gosync migrate up`", current, latest)
+		return fmt.Errorf("database at migration %d of %d: %s", current, latest, adviceMigrate)
 	}
 	s := gosync.New(pool)
 	var schemaVersion int64
@@ -99,7 +104,7 @@ func printStatus(e env, pool *pgxpool.Pool, f *gosync.StatusFilter, asJSON bool)
 
 const timeLayout = "2006-01-02 15:04:05"
 
-func printSummary(e env, s *gosync.Store, current, latest, schemaVersion int64, asJSON bool) error {
+func printSummary(e *env, s *gosync.Store, current, latest, schemaVersion int64, asJSON bool) error {
 	sum, err := s.BarrierSummary(e.ctx)
 	if err != nil {
 		return err

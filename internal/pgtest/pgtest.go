@@ -95,37 +95,52 @@ func AdminURL() string { return server.adminURL }
 
 func newDB(t testing.TB, template string) *DB {
 	t.Helper()
+	d, drop, err := create(template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	return d
+}
+
+// ForExample returns a fresh migrated database for an Example function
+// (which has no testing.T) and the function that drops it.
+func ForExample() (*DB, func(), error) { return create(server.template) }
+
+func create(template string) (*DB, func(), error) {
 	if server.adminURL == "" {
-		t.Fatal("pgtest: no server: call pgtest.Main from TestMain")
+		return nil, nil, errors.New("pgtest: no server: call pgtest.Main from TestMain")
 	}
 	ctx := context.Background()
 	name := "gosync_t_" + randomHex(6)
 	if err := withAdmin(ctx, server.adminURL, func(c *pgx.Conn) error {
 		return createDatabase(ctx, c, name, template)
 	}); err != nil {
-		t.Fatalf("pgtest: create database: %v", err)
+		return nil, nil, fmt.Errorf("pgtest: create database: %w", err)
 	}
-	url, err := databaseURL(server.adminURL, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 16
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatalf("pgtest: pool: %v", err)
-	}
-	t.Cleanup(func() {
-		pool.Close()
+	drop := func() {
 		_ = withAdmin(ctx, server.adminURL, func(c *pgx.Conn) error {
 			_, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 			return err
 		})
-	})
-	return &DB{Name: name, URL: url, Pool: pool}
+	}
+	url, err := databaseURL(server.adminURL, name)
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	cfg.MaxConns = 16
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		drop()
+		return nil, nil, fmt.Errorf("pgtest: pool: %w", err)
+	}
+	return &DB{Name: name, URL: url, Pool: pool}, func() { pool.Close(); drop() }, nil
 }
 
 // ensureTemplate builds (once per migration set, shared by concurrent test

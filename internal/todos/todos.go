@@ -22,12 +22,6 @@ const (
 	Projection = "todos_by_owner"
 )
 
-// Ops of a change.
-const (
-	OpUpsert int16 = 1
-	OpDelete int16 = 2
-)
-
 // ProjectionDDL creates the projection table.
 const ProjectionDDL = `CREATE TABLE IF NOT EXISTS todos_by_owner (
   partition text NOT NULL,
@@ -60,7 +54,7 @@ func Apply(ctx context.Context, tx pgx.Tx, batch []gosync.SourceChange) error {
 	var ids, owners, titles []string
 	for id, c := range last {
 		touched = append(touched, id)
-		if c.Op != OpUpsert {
+		if c.Op != gosync.OpUpsert {
 			continue
 		}
 		var p Payload

@@ -32,3 +32,6 @@ SELECT count(*)::bigint AS total,
        count(*) FILTER (WHERE state = 'activated')::bigint AS activated
   FROM sync_backfill_checkpoints
  WHERE name = @name AND schema_version = @schema_version;
+
+-- name: RemoveCheckpoint :one
+SELECT * FROM sync_remove_checkpoint(@partition, @name);

@@ -28,6 +28,11 @@ var (
 	ErrPartitionSeqRejected = errors.New("sync.storage.partition_seq_rejected")
 
 	// ErrCheckpointActivated: sync_remove_checkpoint refuses an activated
+
+	// ErrWouldDropData: `migrate down` past version 1 would drop sync tables
+	// that hold rows (migration 00001's Down drops them); raised in Go by
+	// RefuseDroppingData, before anything runs.
+	ErrWouldDropData = errors.New("gosync: rolling back would drop tables that hold data")
 	// checkpoint (the gate has served on it; gosync's addition).
 	ErrCheckpointActivated = errors.New("sync.storage.checkpoint_activated")
 
@@ -45,7 +50,7 @@ var (
 	// watermark, ...), refused before anything was written.
 	ErrInvalidArgument = errors.New("invalid argument")
 
-	// ErrCannotAdopt: migration 00001 found existing sync tables of a shape
+	// ErrCannotAdopt: the adoption script (sql/adopt/upstream.sql) found existing sync tables of a shape
 	// gosync cannot use (a missing column, another type or key); the
 	// message names each table and difference, and nothing was changed.
 	ErrCannotAdopt = errors.New("gosync cannot adopt the existing sync tables")

@@ -68,6 +68,10 @@ func NewMigrator(ctx context.Context, pool *pgxpool.Pool, opts ...MigrateOption)
 		p.Close()
 		return nil, err
 	}
+	if err := adoptUpstream(ctx, db, cfg.versionTable); err != nil {
+		p.Close()
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 )
 
-//go:embed migrations/*.sql functions/*.sql
+//go:embed migrations/*.sql functions/*.sql adopt/*.sql
 var files embed.FS
 
 // Migrations returns the goose migrations, at the root of the FS as goose's
@@ -17,6 +17,18 @@ func Migrations() fs.FS { return sub("migrations") }
 
 // Functions returns the canonical function bodies, one file per function.
 func Functions() fs.FS { return sub("functions") }
+
+// AdoptUpstream returns the script that adopts a database an upstream
+// server created (sql/adopt/upstream.sql): run before goose, it leaves the
+// state of migration 00001 and records it in gosync_db_version.
+func AdoptUpstream() string {
+	b, err := files.ReadFile("adopt/upstream.sql")
+	if err != nil {
+		// Unreachable: the embed pattern includes the file.
+		panic(err)
+	}
+	return string(b)
+}
 
 func sub(dir string) fs.FS {
 	f, err := fs.Sub(files, dir)

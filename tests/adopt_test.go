@@ -186,19 +186,26 @@ func TestAdoptUpstreamDatabase(t *testing.T) {
 		t.Fatalf("adopted commit writer_version = %v, %v; want NULL", writerVersion, err)
 	}
 
+	// 00001's Down drops the sync tables: gosync refuses to roll it back
+	// while they hold rows, and down to 1 keeps every row.
 	p, err := gosync.NewMigrator(ctx, d.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if _, err := p.DownTo(ctx, 0); err != nil {
+	if _, err := p.DownTo(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	if after := tableRows(t, d.Pool, cols); after != before {
-		t.Fatalf("down to 0 lost upstream rows:\nbefore\n%s\nafter\n%s", before, after)
+		t.Fatalf("down to 1 lost upstream rows:\nbefore\n%s\nafter\n%s", before, after)
 	}
-	if got := dumpCatalog(t, d.Pool, "functions"); got != "" {
-		t.Fatalf("down to 0 left gosync functions:\n%s", got)
+	if err := gosync.RefuseDroppingData(ctx, d.Pool); !errors.Is(err, gosync.ErrWouldDropData) || !strings.Contains(err.Error(), "sync_commits") {
+		t.Fatalf("down past 1 with upstream rows: %v, want ErrWouldDropData naming sync_commits", err)
+	}
+	r := gosyncCLI(t, "--db", d.URL, "migrate", "down")
+	wantCode(t, r, 1, "migrate down at version 1")
+	if after := tableRows(t, d.Pool, cols); after != before {
+		t.Fatalf("a refused migrate down lost rows:\nbefore\n%s\nafter\n%s", before, after)
 	}
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatal(err)
@@ -268,35 +275,40 @@ func TestAdoptRefusesIncompatibleTables(t *testing.T) {
 			if got := appTableCatalog(t, d.Pool, "todos"); got != app {
 				t.Fatalf("a refused adoption changed the application table:\n%s", lineDiff(app, got))
 			}
-			if v := recordedVersion(t, d.Pool, "gosync_db_version"); v != 0 {
-				t.Fatalf("a refused adoption recorded version %d", v)
+			var versionTable *string
+			if err := d.Pool.QueryRow(context.Background(), "SELECT to_regclass('gosync_db_version')::text").Scan(&versionTable); err != nil || versionTable != nil {
+				t.Fatalf("a refused adoption created the version table: %v, %v", versionTable, err)
 			}
 		})
 	}
 }
 
-// TestAdoptWithGooseCLI: the documented plain-goose command adopts a filled
-// upstream database the same way, and goose down-to 0 keeps the upstream
-// tables and their rows.
+// TestAdoptWithGooseCLI: the documented plain-goose path adopts a filled
+// upstream database the same way: the adoption script through psql first,
+// then goose; goose down-to 1 keeps the upstream tables and their rows.
 func TestAdoptWithGooseCLI(t *testing.T) {
 	goose := gooseBinary(t)
 	d := upstreamDB(t, true)
 	cols := tableColumns(t, d.Pool)
 	before := tableRows(t, d.Pool, cols)
-	run := func(args ...string) {
+	run := func(name string, args ...string) {
 		t.Helper()
-		cmd := exec.Command(goose, append([]string{"-table", "gosync_db_version", "-dir", "../sql/migrations", "postgres", d.URL}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("goose %s: %v\n%s", strings.Join(args, " "), err, out)
+		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 		}
 	}
-	run("up")
-	assertFreshCatalog(t, d)
-	run("down-to", "0")
-	if after := tableRows(t, d.Pool, cols); after != before {
-		t.Fatalf("goose down-to 0 lost upstream rows:\nbefore\n%s\nafter\n%s", before, after)
+	goosed := func(args ...string) {
+		t.Helper()
+		run(goose, append([]string{"-table", "gosync_db_version", "-dir", "../sql/migrations", "postgres", d.URL}, args...)...)
 	}
-	run("up")
+	run("psql", d.URL, "-v", "ON_ERROR_STOP=1", "--single-transaction", "-q", "-f", "../sql/adopt/upstream.sql")
+	goosed("up")
+	assertFreshCatalog(t, d)
+	goosed("down-to", "1")
+	if after := tableRows(t, d.Pool, cols); after != before {
+		t.Fatalf("goose down-to 1 lost upstream rows:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	goosed("up")
 	assertFreshCatalog(t, d)
 }
 
@@ -310,7 +322,7 @@ func TestAdoptRefusalCLI(t *testing.T) {
 	}
 	r := gosyncCLI(t, "--db", d.URL, "migrate", "up")
 	wantCode(t, r, 1, "migrate up")
-	want := "gosync: 00001_sync_log.sql: gosync cannot adopt the existing sync tables: " +
+	want := "gosync: adopt the existing sync tables: gosync cannot adopt the existing sync tables: " +
 		"sync_clients: column cursor is missing (gosync needs cursor bigint not null)"
 	if !strings.HasPrefix(r.stderr, want) || strings.Contains(r.stderr, "DO $$") || strings.Count(r.stderr, "\n") != 1 {
 		t.Fatalf("stderr = %q, want one line starting %q", r.stderr, want)

@@ -46,7 +46,7 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.Is(err, errGateClosed) || errors.Is(err, errNotActivated) {
 		return 3 // the command printed why
 	}
-	fmt.Fprintln(stderr, "gosync: "+oneLine(err.Error()))
+	fmt.Fprintln(stderr, "gosync: "+strings.TrimPrefix(oneLine(err.Error()), "gosync: "))
 	var u usageError
 	if errors.As(err, &u) {
 		return 2

@@ -85,6 +85,13 @@ func migrate(e *env, pool *pgxpool.Pool, what string, asJSON bool) error {
 			fmt.Fprintln(e.stdout, "no pending migrations")
 		}
 	case "down":
+		// 00001's Down drops the sync tables: refuse while they hold rows
+		// (an adopted upstream database, or gosync's own log).
+		if v, err := p.GetDBVersion(e.ctx); err == nil && v == 1 {
+			if err := gosync.RefuseDroppingData(e.ctx, pool); err != nil {
+				return err
+			}
+		}
 		r, err := p.Down(e.ctx)
 		if errors.Is(err, goose.ErrNoNextVersion) {
 			if asJSON {

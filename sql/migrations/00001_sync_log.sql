@@ -2,140 +2,22 @@
 -- for column, so a TypeScript server and Go services can share one database.
 -- Constraint and index names are Postgres' defaults for the upstream DDL
 -- (<table>_pkey, <table>_<column>_check) or the upstream's explicit names.
---
--- Adoption. An upstream server (0.15 - 0.23) creates these tables itself, so
--- this migration also runs on a database that already holds some of them:
--- it first checks every existing sync table's columns (type, nullability)
--- and primary key and refuses, naming each table and difference, before it
--- changes anything; then it creates only what is missing (IF NOT EXISTS) and
--- adds sync_commits.writer_version, the one column older upstream versions
--- lack (it is the table's last column, so the result equals a fresh one).
--- This file was rewritten for that after it landed. That is safe: a database
--- that already ran it never runs it again, and on an empty database it builds
--- exactly the catalog it built before (tests/testdata/catalog.txt).
---
--- Down drops a sync table only when it holds no rows: a table with rows (the
--- upstream server's data, or gosync's) stays, and the next Up adopts it.
 
 -- +goose Up
--- +goose StatementBegin
-DO $$
-DECLARE
-  problems text;
-BEGIN
-  -- gosync's own functions are here but its history is not: its migrations
-  -- ran with another version table. Running them again would half-succeed.
-  IF EXISTS (SELECT 1 FROM pg_proc
-              WHERE proname = 'sync_claim_checkpoint' AND pronamespace = current_schema()::regnamespace) THEN
-    RAISE EXCEPTION 'gosync''s migrations already ran on this database, recorded in another version table'
-      USING ERRCODE = 'object_not_in_prerequisite_state',
-            HINT = 'An earlier gosync build recorded them in goose_db_version: run `gosync migrate up` once, '
-                   'which copies that history into gosync_db_version.';
-  END IF;
-  -- What gosync needs of each table: columns as "name type[ not null]" (the
-  -- spelling of format_type) and the primary key's columns in order.
-  WITH wanted(tbl, cols, pk) AS (VALUES
-    ('sync_partitions', 'partition text not null, max_commit_seq bigint not null, horizon_seq bigint not null',
-     'partition'),
-    ('sync_partition_registry', 'partition text not null, log_epoch text not null, epoch_required boolean not null, '
-     'last_authenticated_at_ms bigint not null', 'partition'),
-    ('sync_row_scopes', 'partition text not null, tbl text not null, var text not null, value text not null, '
-     'row_id text not null', 'partition, tbl, var, value, row_id'),
-    ('sync_commits', 'partition text not null, commit_seq bigint not null, client_id text not null, '
-     'client_commit_id text not null, actor_id text not null, created_at_ms bigint not null, writer_version bigint',
-     'partition, commit_seq'),
-    ('sync_changes', 'partition text not null, commit_seq bigint not null, idx integer not null, tbl text not null, '
-     'row_id text not null, op smallint not null, row_version bigint, scopes jsonb not null, payload bytea',
-     'partition, commit_seq, idx'),
-    ('sync_change_scopes', 'partition text not null, tbl text not null, var text not null, value text not null, '
-     'commit_seq bigint not null', 'partition, tbl, var, value, commit_seq'),
-    ('sync_push_results', 'partition text not null, client_id text not null, client_commit_id text not null, '
-     'result jsonb not null', 'partition, client_id, client_commit_id'),
-    ('sync_reactions', 'partition text not null, idempotency_key text not null, type text not null, '
-     'version integer not null, payload jsonb not null, source_client_id text not null, '
-     'source_client_commit_id text not null, source_commit_seq bigint not null, created_at_ms bigint not null, '
-     'available_at_ms bigint not null, status text not null, attempts integer not null, '
-     'max_attempts integer not null, lease_owner text, lease_expires_at_ms bigint, completed_at_ms bigint, '
-     'last_failure jsonb', 'partition, idempotency_key'),
-    ('sync_clients', 'partition text not null, client_id text not null, actor_id text not null, '
-     'wire_version integer not null, cursor bigint not null, subscriptions jsonb not null, '
-     'updated_at_ms bigint not null', 'partition, client_id'),
-    ('sync_blob_refs', 'partition text not null, tbl text not null, row_id text not null, blob_id text not null',
-     'partition, tbl, row_id, blob_id'),
-    ('sync_tombstones', 'partition text not null, tbl text not null, row_id text not null, '
-     'commit_seq bigint not null', 'partition, tbl, row_id'),
-    ('sync_schema_meta', 'id integer not null, schema_version bigint not null, layouts text not null', 'id'),
-    ('sync_backfill_checkpoints', 'partition text not null, name text not null, schema_version integer not null, '
-     'state text not null, watermark bigint not null, owner_epoch bigint not null, observed_rows bigint not null, '
-     'updated_at_ms bigint not null', 'partition, name'),
-    ('sync_writer_fence', 'partition text not null, required_writer_version integer not null', 'partition')
-  ), existing AS (
-    SELECT w.tbl, w.cols, w.pk, c.oid, c.relkind
-      FROM wanted w
-      JOIN pg_class c ON c.relname = w.tbl AND c.relnamespace = current_schema()::regnamespace
-  ), wanted_col AS (
-    SELECT e.tbl, e.oid, d.n, split_part(d.def, ' ', 1) AS col, substr(d.def, strpos(d.def, ' ') + 1) AS shape
-      FROM existing e, regexp_split_to_table(e.cols, ',\s*') WITH ORDINALITY AS d(def, n)
-     WHERE e.relkind IN ('r', 'p')
-  ), actual_col AS (
-    SELECT a.attrelid AS oid, a.attname::text AS col, a.attnotnull AND NOT a.atthasdef AS required,
-           format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END AS shape
-      FROM pg_attribute a
-     WHERE a.attrelid IN (SELECT oid FROM existing) AND a.attnum > 0 AND NOT a.attisdropped
-  ), actual_pk AS (
-    SELECT e.oid, (SELECT string_agg(a.attname, ', ' ORDER BY k.n)
-                     FROM pg_index i
-                    CROSS JOIN unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
-                     JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-                    WHERE i.indrelid = e.oid AND i.indisprimary) AS pk
-      FROM existing e
-  ), problem(tbl, n, msg) AS (
-    SELECT tbl, 0, format('%s is not a table (relkind %s)', tbl, relkind)
-      FROM existing WHERE relkind NOT IN ('r', 'p')
-    UNION ALL
-    -- writer_version is the one column an older upstream table may lack: it
-    -- is added below.
-    SELECT w.tbl, w.n, CASE WHEN a.col IS NULL THEN format('%s: column %s is missing (gosync needs %s %s)', w.tbl, w.col, w.col, w.shape)
-                            ELSE format('%s: column %s is %s, gosync needs %s', w.tbl, w.col, a.shape, w.shape) END
-      FROM wanted_col w
-      LEFT JOIN actual_col a ON a.oid = w.oid AND a.col = w.col
-     WHERE (a.col IS NULL AND (w.tbl, w.col) <> ('sync_commits', 'writer_version')) OR a.shape <> w.shape
-    UNION ALL
-    SELECT e.tbl, 1000, format('%s: column %s is not null without a default, and gosync never writes it', e.tbl, a.col)
-      FROM existing e
-      JOIN actual_col a ON a.oid = e.oid
-     WHERE a.required AND NOT EXISTS (SELECT 1 FROM wanted_col w WHERE w.oid = e.oid AND w.col = a.col)
-    UNION ALL
-    SELECT e.tbl, 2000, CASE WHEN p.pk IS NULL THEN format('%s: has no primary key, gosync needs (%s)', e.tbl, e.pk)
-                             ELSE format('%s: primary key is (%s), gosync needs (%s)', e.tbl, p.pk, e.pk) END
-      FROM existing e
-      JOIN actual_pk p ON p.oid = e.oid
-     WHERE e.relkind IN ('r', 'p') AND p.pk IS DISTINCT FROM e.pk
-  )
-  SELECT string_agg(msg, '; ' ORDER BY tbl, n) INTO problems FROM problem;
-  IF problems IS NOT NULL THEN
-    RAISE EXCEPTION 'gosync cannot adopt the existing sync tables: %', problems
-      USING ERRCODE = 'invalid_table_definition',
-            HINT = 'Nothing was changed. Give the tables named the shape of sql/migrations/00001_sync_log.sql.';
-  END IF;
-END;
-$$;
--- +goose StatementEnd
-
-CREATE TABLE IF NOT EXISTS sync_partitions(
+CREATE TABLE sync_partitions(
   partition TEXT PRIMARY KEY,
   max_commit_seq BIGINT NOT NULL DEFAULT 0,
   horizon_seq BIGINT NOT NULL DEFAULT 0
 );
 
-CREATE TABLE IF NOT EXISTS sync_partition_registry(
+CREATE TABLE sync_partition_registry(
   partition TEXT PRIMARY KEY,
   log_epoch TEXT NOT NULL,
   epoch_required BOOLEAN NOT NULL DEFAULT FALSE,
   last_authenticated_at_ms BIGINT NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS sync_row_scopes(
+CREATE TABLE sync_row_scopes(
   partition TEXT NOT NULL, tbl TEXT NOT NULL,
   var TEXT NOT NULL, value TEXT NOT NULL, row_id TEXT NOT NULL,
   PRIMARY KEY(partition, tbl, var, value, row_id)
@@ -143,43 +25,41 @@ CREATE TABLE IF NOT EXISTS sync_row_scopes(
 -- Row writes replace a row's scope entries by (partition, tbl, row_id);
 -- row_id is the last primary-key column, so without this index every write
 -- would scan the table's whole scope range.
-CREATE INDEX IF NOT EXISTS sync_row_scopes_by_row
+CREATE INDEX sync_row_scopes_by_row
   ON sync_row_scopes(partition, tbl, row_id);
 
-CREATE TABLE IF NOT EXISTS sync_commits(
+CREATE TABLE sync_commits(
   partition TEXT NOT NULL, commit_seq BIGINT NOT NULL,
   client_id TEXT NOT NULL, client_commit_id TEXT NOT NULL,
   actor_id TEXT NOT NULL, created_at_ms BIGINT NOT NULL,
   writer_version BIGINT,
   PRIMARY KEY(partition, commit_seq)
 );
--- Upstream before 0.23 has no writer_version; its table gets it here.
-ALTER TABLE sync_commits ADD COLUMN IF NOT EXISTS writer_version BIGINT;
-CREATE INDEX IF NOT EXISTS sync_commits_by_time
+CREATE INDEX sync_commits_by_time
   ON sync_commits(partition, created_at_ms);
 
-CREATE TABLE IF NOT EXISTS sync_changes(
+CREATE TABLE sync_changes(
   partition TEXT NOT NULL, commit_seq BIGINT NOT NULL, idx INTEGER NOT NULL,
   tbl TEXT NOT NULL, row_id TEXT NOT NULL, op SMALLINT NOT NULL,
   row_version BIGINT, scopes JSONB NOT NULL, payload BYTEA,
   PRIMARY KEY(partition, commit_seq, idx)
 );
-CREATE INDEX IF NOT EXISTS sync_changes_by_table
+CREATE INDEX sync_changes_by_table
   ON sync_changes(partition, commit_seq, tbl, idx);
 
-CREATE TABLE IF NOT EXISTS sync_change_scopes(
+CREATE TABLE sync_change_scopes(
   partition TEXT NOT NULL, tbl TEXT NOT NULL,
   var TEXT NOT NULL, value TEXT NOT NULL, commit_seq BIGINT NOT NULL,
   PRIMARY KEY(partition, tbl, var, value, commit_seq)
 );
 
-CREATE TABLE IF NOT EXISTS sync_push_results(
+CREATE TABLE sync_push_results(
   partition TEXT NOT NULL, client_id TEXT NOT NULL,
   client_commit_id TEXT NOT NULL, result JSONB NOT NULL,
   PRIMARY KEY(partition, client_id, client_commit_id)
 );
 
-CREATE TABLE IF NOT EXISTS sync_reactions(
+CREATE TABLE sync_reactions(
   partition TEXT NOT NULL, idempotency_key TEXT NOT NULL,
   type TEXT NOT NULL, version INTEGER NOT NULL, payload JSONB NOT NULL,
   source_client_id TEXT NOT NULL, source_client_commit_id TEXT NOT NULL,
@@ -191,16 +71,16 @@ CREATE TABLE IF NOT EXISTS sync_reactions(
   PRIMARY KEY(partition, idempotency_key),
   CHECK(status IN ('pending', 'leased', 'completed', 'dead-letter'))
 );
-CREATE INDEX IF NOT EXISTS sync_reactions_due
+CREATE INDEX sync_reactions_due
   ON sync_reactions(partition, status, available_at_ms, created_at_ms, idempotency_key);
-CREATE INDEX IF NOT EXISTS sync_reactions_lease
+CREATE INDEX sync_reactions_lease
   ON sync_reactions(partition, status, lease_expires_at_ms);
-CREATE INDEX IF NOT EXISTS sync_reactions_completed
+CREATE INDEX sync_reactions_completed
   ON sync_reactions(partition, status, completed_at_ms, idempotency_key);
-CREATE INDEX IF NOT EXISTS sync_reactions_dead_letter
+CREATE INDEX sync_reactions_dead_letter
   ON sync_reactions(partition, status, available_at_ms, idempotency_key);
 
-CREATE TABLE IF NOT EXISTS sync_clients(
+CREATE TABLE sync_clients(
   partition TEXT NOT NULL, client_id TEXT NOT NULL, actor_id TEXT NOT NULL,
   wire_version INTEGER NOT NULL DEFAULT 1,
   cursor BIGINT NOT NULL, subscriptions JSONB NOT NULL,
@@ -208,21 +88,21 @@ CREATE TABLE IF NOT EXISTS sync_clients(
   PRIMARY KEY(partition, client_id)
 );
 
-CREATE TABLE IF NOT EXISTS sync_blob_refs(
+CREATE TABLE sync_blob_refs(
   partition TEXT NOT NULL, tbl TEXT NOT NULL, row_id TEXT NOT NULL,
   blob_id TEXT NOT NULL,
   PRIMARY KEY(partition, tbl, row_id, blob_id)
 );
-CREATE INDEX IF NOT EXISTS sync_blob_refs_by_blob
+CREATE INDEX sync_blob_refs_by_blob
   ON sync_blob_refs(partition, blob_id);
 
-CREATE TABLE IF NOT EXISTS sync_tombstones(
+CREATE TABLE sync_tombstones(
   partition TEXT NOT NULL, tbl TEXT NOT NULL, row_id TEXT NOT NULL,
   commit_seq BIGINT NOT NULL,
   PRIMARY KEY(partition, tbl, row_id)
 );
 
-CREATE TABLE IF NOT EXISTS sync_schema_meta(
+CREATE TABLE sync_schema_meta(
   id INTEGER PRIMARY KEY CHECK (id = 1),
   schema_version BIGINT NOT NULL,
   layouts TEXT NOT NULL DEFAULT '{}'
@@ -231,7 +111,7 @@ CREATE TABLE IF NOT EXISTS sync_schema_meta(
 -- Migration barrier (RFC 0007): one row per (partition, projection) being
 -- backfilled; owner_epoch fences out stale workers, watermark is the commit
 -- seq the projection is known to cover.
-CREATE TABLE IF NOT EXISTS sync_backfill_checkpoints(
+CREATE TABLE sync_backfill_checkpoints(
   partition TEXT NOT NULL, name TEXT NOT NULL,
   schema_version INTEGER NOT NULL,
   state TEXT NOT NULL CHECK(state IN ('declared','backfilling','activated')),
@@ -244,32 +124,23 @@ CREATE TABLE IF NOT EXISTS sync_backfill_checkpoints(
 
 -- The lowest writer_version a commit of the partition may carry; enforced by
 -- the sync_commits_writer_fence trigger. No row: no barrier.
-CREATE TABLE IF NOT EXISTS sync_writer_fence(
+CREATE TABLE sync_writer_fence(
   partition TEXT PRIMARY KEY,
   required_writer_version INTEGER NOT NULL
 );
 
 -- +goose Down
--- +goose StatementBegin
-DO $$
-DECLARE
-  t text;
-  empty boolean;
-BEGIN
-  FOREACH t IN ARRAY ARRAY['sync_writer_fence', 'sync_backfill_checkpoints', 'sync_schema_meta',
-    'sync_tombstones', 'sync_blob_refs', 'sync_clients', 'sync_reactions', 'sync_push_results',
-    'sync_change_scopes', 'sync_changes', 'sync_commits', 'sync_row_scopes', 'sync_partition_registry',
-    'sync_partitions']
-  LOOP
-    -- The lock first, so no row can arrive between the check and the drop.
-    EXECUTE format('LOCK TABLE %I IN ACCESS EXCLUSIVE MODE', t);
-    EXECUTE format('SELECT NOT EXISTS (SELECT 1 FROM %I)', t) INTO STRICT empty;
-    IF empty THEN
-      EXECUTE format('DROP TABLE %I', t);
-    ELSE
-      RAISE NOTICE 'gosync: % holds rows and stays', t;
-    END IF;
-  END LOOP;
-END;
-$$;
--- +goose StatementEnd
+DROP TABLE sync_writer_fence;
+DROP TABLE sync_backfill_checkpoints;
+DROP TABLE sync_schema_meta;
+DROP TABLE sync_tombstones;
+DROP TABLE sync_blob_refs;
+DROP TABLE sync_clients;
+DROP TABLE sync_reactions;
+DROP TABLE sync_push_results;
+DROP TABLE sync_change_scopes;
+DROP TABLE sync_changes;
+DROP TABLE sync_commits;
+DROP TABLE sync_row_scopes;
+DROP TABLE sync_partition_registry;
+DROP TABLE sync_partitions;

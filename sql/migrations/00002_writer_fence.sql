@@ -1,11 +1,6 @@
 -- The writer fence trigger. The function body is a verbatim copy of
 -- sql/functions/syncular_writer_fence.sql as of this migration; a test proves
 -- the migrated database runs exactly the canonical body.
---
--- An upstream 0.23 server creates this function (its own body) and trigger
--- itself: CREATE OR REPLACE puts gosync's body and the trigger in place on
--- such a database too. (The trigger was a plain CREATE TRIGGER when this file
--- landed; on any other database the result is the same.)
 
 -- +goose Up
 -- +goose StatementBegin
@@ -31,7 +26,7 @@ END;
 $$;
 -- +goose StatementEnd
 
-CREATE OR REPLACE TRIGGER sync_commits_writer_fence
+CREATE TRIGGER sync_commits_writer_fence
 BEFORE INSERT ON sync_commits
 FOR EACH ROW EXECUTE FUNCTION syncular_writer_fence();
 

@@ -3,12 +3,13 @@ package gosync
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 
-	gosql "github.com/gosync/gosync/sql"
+	sqlfiles "github.com/gosync/gosync/sql"
 )
 
 // adoptUpstream runs the adoption script (sql/adopt/upstream.sql) on a
@@ -45,9 +46,12 @@ func adoptUpstream(ctx context.Context, db *sql.DB, table string) error {
 			return nil
 		}
 	}
-	script := strings.ReplaceAll(gosql.AdoptUpstream(), DefaultVersionTable, target)
+	script := strings.ReplaceAll(sqlfiles.AdoptUpstream(), DefaultVersionTable, target)
 	if _, err := tx.ExecContext(ctx, script); err != nil {
-		return fmt.Errorf("gosync: adopt the existing sync tables: %w", MapError(err))
+		if err := MapError(err); errors.Is(err, ErrCannotAdopt) {
+			return err // names each table and difference
+		}
+		return fmt.Errorf("gosync: adopt the existing sync tables: %w", err)
 	}
 	return tx.Commit()
 }

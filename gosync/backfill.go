@@ -3,24 +3,13 @@ package gosync
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/gosync/gosync/db"
-)
-
-// A backfill worker's stops.
-var (
-	// ErrLostOwnership: another worker claimed the checkpoint; this one
-	// stopped and wrote nothing more (its last batch was rolled back).
-	ErrLostOwnership = errors.New("backfill: lost ownership of the checkpoint to a newer claim")
-	// ErrLogPruned: the log is pruned past the watermark, so activation
-	// cannot prove coverage (`unverifiable`). Rebuild from current rows.
-	ErrLogPruned = errors.New("backfill: the log is pruned past the watermark; coverage cannot be proven")
+	"github.com/gosync/gosync/internal/db"
 )
 
 // BackfillSettings are a backfill's knobs. Hand a *BackfillKnobs to the
@@ -69,11 +58,7 @@ type SourceChange struct {
 // a row restored from elsewhere may hold {"var": "value"}, read as one value.
 func sourceChange(r db.SyncChange) (SourceChange, error) {
 	c := SourceChange{Partition: r.Partition, CommitSeq: r.CommitSeq, Index: r.Idx,
-		Change: Change{Table: r.Tbl, RowID: r.RowID, Op: r.Op, Payload: r.Payload}}
-	if r.RowVersion.Valid {
-		v := r.RowVersion.Int64
-		c.RowVersion = &v
-	}
+		Change: Change{Table: r.Tbl, RowID: r.RowID, Op: r.Op, RowVersion: r.RowVersion, Payload: r.Payload}}
 	if len(r.Scopes) == 0 {
 		return c, nil
 	}
@@ -195,9 +180,9 @@ func (s *Store) fill(ctx context.Context, b Backfill, cp Checkpoint) (Checkpoint
 			switch r, err := s.ActivateCheckpoint(ctx, CheckpointActivation{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: watermark, Sources: sources}); {
 			case err != nil:
 				return Checkpoint{}, err
-			case r == Activated:
+			case r == ActivationActivated:
 				return s.Checkpoint(ctx, b.Partition, b.Name)
-			case r == Unverifiable:
+			case r == ActivationUnverifiable:
 				return Checkpoint{}, fmt.Errorf("%w (partition %q, checkpoint %q, watermark %d)", ErrLogPruned, b.Partition, b.Name, watermark)
 			}
 			// Stale: either new changes arrived (loop on) or the CAS lost.

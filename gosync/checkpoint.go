@@ -6,9 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/gosync/gosync/db"
+	"github.com/gosync/gosync/internal/db"
 )
 
 // CheckpointState is the lifecycle state of a backfill checkpoint.
@@ -47,13 +46,13 @@ type ActivationResult string
 
 // The answers of an activation.
 const (
-	// Activated: the projection covers every source change; the gate opens.
-	Activated ActivationResult = "activated"
-	// Stale: source changes above the watermark (run more batches), or the
-	// CAS lost (another owner claimed, or it is already active).
-	Stale ActivationResult = "stale"
-	// Unverifiable: the log is pruned past the watermark; coverage cannot be proven.
-	Unverifiable ActivationResult = "unverifiable"
+	// ActivationActivated: the projection covers every source change; the gate opens.
+	ActivationActivated ActivationResult = "activated"
+	// ActivationStale: source changes above the watermark (run more
+	// batches), or the CAS lost (another owner claimed, or it is already active).
+	ActivationStale ActivationResult = "stale"
+	// ActivationUnverifiable: the log is pruned past the watermark; coverage cannot be proven.
+	ActivationUnverifiable ActivationResult = "unverifiable"
 )
 
 // Coverage is what sync_source_changes_above answers.
@@ -169,7 +168,7 @@ func (s *Store) SourceChangesAbove(ctx context.Context, partition string, source
 
 // Checkpoint reads one checkpoint; ErrCheckpointNotDeclared when absent.
 func (s *Store) Checkpoint(ctx context.Context, partition, name string) (Checkpoint, error) {
-	r, err := s.q.GetCheckpoint(ctx, s.conn, db.GetCheckpointParams{Partition: partition, Name: name})
+	r, err := s.q.Checkpoint(ctx, s.conn, db.CheckpointParams{Partition: partition, Name: name})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Checkpoint{}, fmt.Errorf("%w: no checkpoint %q in partition %q", ErrCheckpointNotDeclared, name, partition)
 	}
@@ -182,7 +181,7 @@ func (s *Store) Checkpoint(ctx context.Context, partition, name string) (Checkpo
 // Checkpoints lists the checkpoints of one partition, or of all partitions
 // when partition is "", ordered by (partition, name).
 func (s *Store) Checkpoints(ctx context.Context, partition string) ([]Checkpoint, error) {
-	rows, err := s.q.ListCheckpoints(ctx, s.conn, pgtype.Text{String: partition, Valid: partition != ""})
+	rows, err := s.q.Checkpoints(ctx, s.conn, optional(partition))
 	if err != nil {
 		return nil, MapError(err)
 	}

@@ -10,18 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/gosync/gosync/db"
-)
-
-// The schema check's refusals at start-up.
-var (
-	// ErrSchemaTooNew: the database was migrated by a newer server.
-	ErrSchemaTooNew = errors.New("stored schema is newer than the configured schema")
-	// ErrSchemaMismatch: same version, different layouts or physical columns.
-	ErrSchemaMismatch = errors.New("stored schema disagrees with the configured schema")
-	// ErrLockBusy: the schema change could not take the migration lock
-	// within its time budget (writers kept sync_partitions busy).
-	ErrLockBusy = errors.New("schema change: the migration lock stayed busy")
+	"github.com/gosync/gosync/internal/db"
 )
 
 // SchemaChangeOptions tune EnsureSchema's schema bump.
@@ -52,9 +41,6 @@ func (o *SchemaChangeOptions) withDefaults() SchemaChangeOptions {
 	}
 	return out
 }
-
-// errRaced: another server bumped the marker while this one waited.
-var errRaced = errors.New("schema marker changed during the bump")
 
 // EnsureSchema makes the database serve schema, in upstream's order:
 //

@@ -2,67 +2,124 @@ package gosync
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Sentinel errors for the barrier's refusals. The SQL functions raise them
-// with the exact upstream message; callers test them with errors.Is and
-// reach the server's DETAIL through errors.As(*pgconn.PgError).
+// Every error gosync returns is declared here. Two message styles, by
+// origin: a refusal the database raises carries its code, `sync.…` (the
+// upstream server's code where upstream has one, gosync's own in the same
+// form), with the server's DETAIL after it; an error made in Go starts with
+// `gosync: `. Test them with errors.Is and errors.As, never by text.
+
+// Raised by the SQL functions and triggers (the message is the code) and
+// mapped by MapError into a *StorageError.
 var (
-	ErrWriterFenceRejected    = errors.New("sync.storage.writer_fence_rejected")
-	ErrCheckpointIncomplete   = errors.New("sync.storage.checkpoint_incomplete")
-	ErrCheckpointNotDeclared  = errors.New("sync.storage.checkpoint_not_declared")
+	// ErrWriterFenceRejected: a commit's writer_version is below the
+	// partition's fence (syncular_writer_fence; upstream's code).
+	ErrWriterFenceRejected = errors.New("sync.storage.writer_fence_rejected")
+	// ErrCheckpointFenceMissing: sync_activate_checkpoint refuses a
+	// checkpoint whose partition's writer fence is below its schema version
+	// (upstream's code).
 	ErrCheckpointFenceMissing = errors.New("sync.storage.checkpoint_fence_missing")
-	ErrSchemaNotReady         = errors.New("sync.schema_not_ready")
-	ErrSegmentExpired         = errors.New("sync.segment_expired")
+	// ErrCheckpointNotDeclared: no such checkpoint (sync_claim_checkpoint,
+	// sync_activate_checkpoint, sync_remove_checkpoint; upstream's code).
+	// Also made in Go by Store.Checkpoint and RunBackfills when the row is
+	// missing.
+	ErrCheckpointNotDeclared = errors.New("sync.storage.checkpoint_not_declared")
+	// ErrCheckpointActivated: sync_remove_checkpoint refuses an activated
+	// checkpoint; the gate has served on it (gosync's code).
+	ErrCheckpointActivated = errors.New("sync.storage.checkpoint_activated")
 
 	// The head-only rules, raised by the triggers for every writer (gosync's
-	// additions; the upstream server never raises them): a commit not at the
+	// codes; the upstream server never raises them): a commit not at the
 	// seq its own transaction allocated, a change or change scope without a
 	// commit of its own transaction, a head or horizon moved other than by
 	// one allocation or a prune.
 	ErrCommitNotAtHead      = errors.New("sync.storage.commit_not_at_head")
 	ErrChangeWithoutCommit  = errors.New("sync.storage.change_without_commit")
 	ErrPartitionSeqRejected = errors.New("sync.storage.partition_seq_rejected")
+)
 
-	// ErrCheckpointActivated: sync_remove_checkpoint refuses an activated
+// Upstream's codes that gosync makes in Go (the rule itself is SQL's: Go
+// only turns its answer into the error upstream clients expect).
+var (
+	// ErrSchemaNotReady: the gate refused a request (*NotReadyError, from
+	// ServeCheck's answer) or the server cannot start (*ReadinessError).
+	ErrSchemaNotReady = errors.New("sync.schema_not_ready")
+	// ErrSegmentExpired: Store.SegmentExpired, when sync_segment_expired
+	// says the segment predates a backfill checkpoint: re-pull.
+	ErrSegmentExpired = errors.New("sync.segment_expired")
+	// ErrCheckpointIncomplete: EnsureSchema found a checkpoint of the
+	// configured version that is not activated and that the server did not
+	// declare.
+	ErrCheckpointIncomplete = errors.New("sync.storage.checkpoint_incomplete")
+)
 
-	// ErrWouldDropData: `migrate down` past version 1 would drop sync tables
-	// that hold rows (migration 00001's Down drops them); raised in Go by
-	// RefuseDroppingData, before anything runs.
-	ErrWouldDropData = errors.New("gosync: rolling back would drop tables that hold data")
-	// checkpoint (the gate has served on it; gosync's addition).
-	ErrCheckpointActivated = errors.New("sync.storage.checkpoint_activated")
+// Made in Go.
+var (
+	// ErrInvalidArgument is bad input (an empty partition, a negative
+	// watermark, ...), refused before anything was written: by Go's checks,
+	// or by the SQL argument checks (SQLSTATE 22023, or 22021 for a NUL
+	// byte), which MapError maps to it.
+	ErrInvalidArgument = errors.New("gosync: invalid argument")
+	// ErrInvalidSchema: Schema.Validate refuses the configured schema
+	// (readiness phase schema_compile).
+	ErrInvalidSchema = errors.New("gosync: invalid schema")
 
+	// EnsureSchema's refusals at start-up.
+	//
+	// ErrSchemaTooNew: the database was migrated by a newer server.
+	ErrSchemaTooNew = errors.New("gosync: stored schema is newer than the configured schema")
+	// ErrSchemaMismatch: same version, different layouts or physical columns.
+	ErrSchemaMismatch = errors.New("gosync: stored schema disagrees with the configured schema")
+	// ErrLockBusy: the schema bump could not take the migration lock within
+	// its time budget (writers kept sync_partitions busy).
+	ErrLockBusy = errors.New("gosync: the schema change's migration lock stayed busy")
+
+	// A backfill worker's stops.
+	//
+	// ErrLostOwnership: another worker claimed the checkpoint; this one
+	// stopped and wrote nothing more (its last batch was rolled back).
+	ErrLostOwnership = errors.New("gosync: backfill lost ownership of the checkpoint to a newer claim")
+	// ErrLogPruned: the log is pruned past the watermark, so activation
+	// cannot prove coverage (`unverifiable`). Rebuild from current rows.
+	ErrLogPruned = errors.New("gosync: the log is pruned past the backfill watermark; coverage cannot be proven")
 	// ErrBackfillStopped: Backfill.Stop was closed; the backfill stopped
 	// after its current batch (committed), and a new run resumes from the
 	// stored watermark.
-	ErrBackfillStopped = errors.New("backfill stopped")
+	ErrBackfillStopped = errors.New("gosync: backfill stopped")
 
 	// ErrNeedsPool: ReadAuthoritative and a backfill's initial fill open
 	// their own REPEATABLE READ transaction, which a Store bound to a
 	// caller's transaction (WithTx) cannot; call them on New(pool).
 	ErrNeedsPool = errors.New("gosync: this call needs a pool-backed Store (New), not one from WithTx")
 
-	// ErrInvalidArgument is bad input (an empty partition, a negative
-	// watermark, ...), refused before anything was written.
-	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrWouldDropData: `migrate down` past version 1 would drop sync tables
+	// that hold rows (migration 00001's Down drops them); RefuseDroppingData
+	// checks before anything runs.
+	ErrWouldDropData = errors.New("gosync: rolling back would drop tables that hold data")
 
-	// ErrCannotAdopt: the adoption script (sql/adopt/upstream.sql) found existing sync tables of a shape
-	// gosync cannot use (a missing column, another type or key); the
-	// message names each table and difference, and nothing was changed.
-	ErrCannotAdopt = errors.New("gosync cannot adopt the existing sync tables")
+	// ErrCannotAdopt: the adoption script (sql/adopt/upstream.sql, run by
+	// NewMigrator) found existing sync tables of a shape gosync cannot use
+	// (a missing column, another type or key); it raises this message
+	// (SQLSTATE 42P16) naming each table and difference, and nothing was
+	// changed.
+	ErrCannotAdopt = errors.New("gosync: cannot adopt the existing sync tables")
 )
 
-// sqlErrors maps an upstream error message to its sentinel.
+// errRaced: another server bumped the marker while this one waited for the
+// migration lock; EnsureSchema re-runs its checks (never returned).
+var errRaced = errors.New("gosync: schema marker changed during the bump")
+
+// sqlErrors maps a database message to its sentinel.
 var sqlErrors = map[string]error{}
 
 func init() {
-	for _, e := range []error{ErrWriterFenceRejected, ErrCheckpointIncomplete, ErrCheckpointNotDeclared,
-		ErrCheckpointFenceMissing, ErrSchemaNotReady, ErrSegmentExpired,
-		ErrCommitNotAtHead, ErrChangeWithoutCommit, ErrPartitionSeqRejected, ErrCheckpointActivated} {
+	for _, e := range []error{ErrWriterFenceRejected, ErrCheckpointFenceMissing, ErrCheckpointNotDeclared,
+		ErrCheckpointActivated, ErrCommitNotAtHead, ErrChangeWithoutCommit, ErrPartitionSeqRejected} {
 		sqlErrors[e.Error()] = e
 	}
 }
@@ -76,16 +133,14 @@ type StorageError struct {
 
 // Error is the sentinel and the server's DETAIL.
 func (e *StorageError) Error() string {
-	if e.Kind == ErrCannotAdopt {
-		return e.PG.Message // names the tables and differences
-	}
-	if e.Kind == ErrInvalidArgument {
-		if e.PG.Code == "22021" {
-			return "invalid argument: a string holds a NUL byte or invalid UTF-8, which Postgres text cannot store (" + e.PG.Message + ")"
-		}
-		return e.PG.Message // already "invalid argument: ..."
-	}
-	if e.PG.Detail != "" {
+	switch {
+	case e.Kind == ErrCannotAdopt:
+		return e.PG.Message // the sentinel's text, then each table and difference
+	case e.Kind == ErrInvalidArgument && e.PG.Code == "22021":
+		return ErrInvalidArgument.Error() + ": a string holds a NUL byte or invalid UTF-8, which Postgres text cannot store (" + e.PG.Message + ")"
+	case e.Kind == ErrInvalidArgument:
+		return "gosync: " + e.PG.Message // the SQL check's "invalid argument: ..."
+	case e.PG.Detail != "":
 		return e.Kind.Error() + ": " + e.PG.Detail
 	}
 	return e.Kind.Error()
@@ -118,4 +173,56 @@ func MapError(err error) error {
 		}
 	}
 	return err
+}
+
+// ReadinessError is a start-up failure: code sync.schema_not_ready, the
+// schema version and the phase; Cause keeps the diagnostic (table, column,
+// checkpoint) for operators. errors.Is(err, ErrSchemaNotReady) holds.
+type ReadinessError struct {
+	Phase         ReadinessPhase
+	SchemaVersion int64
+	Cause         error
+}
+
+// Code is the client-visible identity of every readiness failure.
+func (e *ReadinessError) Code() string { return ErrSchemaNotReady.Error() }
+
+// Error is the code, the phase and the cause.
+func (e *ReadinessError) Error() string {
+	return fmt.Sprintf("%s: server not ready (phase %s, schema version %d): %v", e.Code(), e.Phase, e.SchemaVersion, e.Cause)
+}
+
+// Unwrap returns the cause.
+func (e *ReadinessError) Unwrap() error { return e.Cause }
+
+// Is matches ErrSchemaNotReady.
+func (e *ReadinessError) Is(target error) bool { return target == ErrSchemaNotReady }
+
+// NotReadyError is a serve-time refusal by the gate. Its message is the same
+// for every refusal and never names the projection; Details carries the
+// structured reason for the client.
+type NotReadyError struct {
+	Refusal Refusal
+}
+
+// Error never names the projection: the reason is in Details.
+func (e *NotReadyError) Error() string {
+	return ErrSchemaNotReady.Error() + ": server schema is not ready for this request"
+}
+
+// Is matches ErrSchemaNotReady.
+func (e *NotReadyError) Is(target error) bool { return target == ErrSchemaNotReady }
+
+// Details is the refusal's structured payload, as upstream sends it:
+// {partition, projection}, {logEpochChanged: true} or
+// {storedSchemaVersion, runningSchemaVersion}.
+func (e *NotReadyError) Details() map[string]any {
+	switch e.Refusal.Kind {
+	case RefusalCheckpoint:
+		return map[string]any{"partition": e.Refusal.Checkpoint.Partition, "projection": e.Refusal.Checkpoint.Name}
+	case RefusalEpoch:
+		return map[string]any{"logEpochChanged": true}
+	default:
+		return map[string]any{"storedSchemaVersion": e.Refusal.StoredSchemaVersion, "runningSchemaVersion": e.Refusal.RunningSchemaVersion}
+	}
 }

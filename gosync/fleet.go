@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gosync/gosync/db"
+	"github.com/gosync/gosync/internal/db"
 )
 
 // Fleet is one projection to fill in every partition that declares it,

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/gosync/gosync/db"
+	"github.com/gosync/gosync/internal/db"
 )
 
 // CheckpointRef names a checkpoint: a projection being backfilled in a partition.
@@ -24,13 +24,13 @@ type ServeGate struct {
 	Pending []CheckpointRef
 }
 
-// ReadServeGate reads sync_serve_gate for partition at the running schema
+// ServeGate reads sync_serve_gate for partition at the running schema
 // version (srv.SchemaVersion; the same Server that ServeCheck, Push and
 // ReadAuthoritative take): for DBAs and diagnostics, it lists every pending checkpoint (10^5
 // of them mid-migration at 10^5 partitions). Request paths use ServeCheck,
 // which applies the refusal rule in the database at the same cost whatever
 // is pending.
-func (s *Store) ReadServeGate(ctx context.Context, partition string, srv Server) (ServeGate, error) {
+func (s *Store) ServeGate(ctx context.Context, partition string, srv Server) (ServeGate, error) {
 	v, err := int32Arg("running_schema_version", srv.SchemaVersion)
 	if err != nil {
 		return ServeGate{}, err

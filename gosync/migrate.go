@@ -1,6 +1,3 @@
-// Package gosync is the Go API of gosync: it applies the embedded migrations
-// and calls the SQL rules of the migration barrier through the generated
-// queries in package db.
 package gosync
 
 import (
@@ -14,7 +11,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 
-	gosql "github.com/gosync/gosync/sql"
+	sqlfiles "github.com/gosync/gosync/sql"
 )
 
 // DefaultVersionTable records gosync's migrations. It is not goose's default
@@ -58,7 +55,7 @@ func NewMigrator(ctx context.Context, pool *pgxpool.Pool, opts ...MigrateOption)
 		return nil, fmt.Errorf("gosync: migration lock: %w", err)
 	}
 	db := stdlib.OpenDBFromPool(pool)
-	p, err := goose.NewProvider(goose.DialectPostgres, db, gosql.Migrations(),
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sqlfiles.Migrations(),
 		goose.WithSessionLocker(locker), goose.WithTableName(cfg.versionTable))
 	if err != nil {
 		db.Close()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/gosync/gosync/db"
+	"github.com/gosync/gosync/internal/db"
 )
 
 // Server is what a running server knows about itself, for the gate.

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgtype"
-
-	"github.com/gosync/gosync/db"
+	"github.com/gosync/gosync/internal/db"
 )
 
 // RefusalKind says why the gate is closed.
@@ -68,7 +66,7 @@ func serveCheckParams(partition string, srv Server) (db.ServeCheckParams, error)
 	}
 	return db.ServeCheckParams{
 		Partition: partition, RunningSchemaVersion: v,
-		ExpectedLogEpoch: pgtype.Text{String: srv.ExpectedEpoch, Valid: srv.ExpectedEpoch != ""},
+		ExpectedLogEpoch: optional(srv.ExpectedEpoch),
 		DeclaredNames:    decl.Names, DeclaredPartitions: decl.Partitions, DeclaredPartitionNames: decl.PartitionNames,
 	}, nil
 }

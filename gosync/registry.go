@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gosync/gosync/db"
+	"github.com/gosync/gosync/internal/db"
 )
 
 // Registration is a partition's registry row.
@@ -41,10 +41,10 @@ func (s *Store) PruneLog(ctx context.Context, partition string, throughSeq int64
 	return h, MapError(err)
 }
 
-// CheckSegment returns ErrSegmentExpired when a segment minted at schema
+// SegmentExpired runs sync_segment_expired: it returns ErrSegmentExpired when a segment minted at schema
 // version mintedAt predates a backfill checkpoint of the partition: the
 // client must re-pull for a fresh descriptor.
-func (s *Store) CheckSegment(ctx context.Context, partition string, mintedAt int64) error {
+func (s *Store) SegmentExpired(ctx context.Context, partition string, mintedAt int64) error {
 	expired, err := s.q.SegmentExpired(ctx, s.conn, db.SegmentExpiredParams{Partition: partition, SegmentSchemaVersion: mintedAt})
 	if err != nil {
 		return MapError(err)

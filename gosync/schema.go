@@ -2,16 +2,11 @@ package gosync
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"unicode/utf8"
 )
-
-// ErrInvalidSchema is a configured Schema that cannot be used (readiness
-// phase schema_compile).
-var ErrInvalidSchema = errors.New("invalid schema")
 
 // Column is one application column of a synced table, as stored with the
 // schema marker.

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgtype"
-
-	"github.com/gosync/gosync/db"
+	"github.com/gosync/gosync/internal/db"
 )
 
 // BarrierStatus is one row of the sync_barrier_status view.
@@ -33,14 +31,9 @@ type StatusFilter struct {
 	Limit     int             // 0 for no limit
 }
 
-// BarrierStatus reads sync_barrier_status, for one partition or all ("").
-func (s *Store) BarrierStatus(ctx context.Context, partition string) ([]BarrierStatus, error) {
-	return s.BarrierStatusRows(ctx, StatusFilter{Partition: partition})
-}
-
-// BarrierStatusRows reads the rows of sync_barrier_status that f picks,
+// BarrierStatus reads the rows of sync_barrier_status that f picks,
 // ordered by (partition, checkpoint).
-func (s *Store) BarrierStatusRows(ctx context.Context, f StatusFilter) ([]BarrierStatus, error) {
+func (s *Store) BarrierStatus(ctx context.Context, f StatusFilter) ([]BarrierStatus, error) {
 	switch f.State {
 	case "", StateDeclared, StateBackfilling, StateActivated:
 	default:
@@ -49,11 +42,12 @@ func (s *Store) BarrierStatusRows(ctx context.Context, f StatusFilter) ([]Barrie
 	if f.Limit < 0 {
 		return nil, fmt.Errorf("%w: limit %d is negative", ErrInvalidArgument, f.Limit)
 	}
-	rows, err := s.q.BarrierStatus(ctx, s.conn, db.BarrierStatusParams{
-		Partition: pgtype.Text{String: f.Partition, Valid: f.Partition != ""},
-		State:     pgtype.Text{String: string(f.State), Valid: f.State != ""},
-		RowLimit:  pgtype.Int8{Int64: int64(f.Limit), Valid: f.Limit > 0},
-	})
+	arg := db.BarrierStatusParams{Partition: optional(f.Partition), State: optional(string(f.State))}
+	if f.Limit > 0 {
+		limit := int64(f.Limit)
+		arg.RowLimit = &limit
+	}
+	rows, err := s.q.BarrierStatus(ctx, s.conn, arg)
 	if err != nil {
 		return nil, MapError(err)
 	}
@@ -62,9 +56,9 @@ func (s *Store) BarrierStatusRows(ctx context.Context, f StatusFilter) ([]Barrie
 		out[i] = BarrierStatus{Partition: r.Partition, Checkpoint: r.Checkpoint, State: r.State,
 			SchemaVersion: int64(r.SchemaVersion), OwnerEpoch: r.OwnerEpoch, Watermark: r.Watermark,
 			CoverageSeq: r.CoverageSeq, Lag: r.Lag, HorizonSeq: r.HorizonSeq, ObservedRows: r.ObservedRows,
-			UpdatedAt: r.UpdatedAt.Time}
-		if r.FenceVersion.Valid {
-			v := int64(r.FenceVersion.Int32)
+			UpdatedAt: r.UpdatedAt}
+		if r.FenceVersion != nil {
+			v := int64(*r.FenceVersion)
 			out[i].FenceVersion = &v
 		}
 	}
@@ -94,7 +88,7 @@ func (s *Store) BarrierSummary(ctx context.Context) ([]BarrierSummary, error) {
 	for i, r := range rows {
 		out[i] = BarrierSummary{SchemaVersion: int64(r.SchemaVersion), Checkpoint: r.Checkpoint, State: r.State,
 			Partitions: r.Partitions, MaxLag: r.MaxLag, SlowestPartition: r.SlowestPartition,
-			OldestUpdate: r.OldestUpdate.Time, NewestUpdate: r.NewestUpdate.Time}
+			OldestUpdate: r.OldestUpdate, NewestUpdate: r.NewestUpdate}
 	}
 	return out, nil
 }

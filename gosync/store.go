@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/gosync/gosync/db"
+	"github.com/gosync/gosync/internal/db"
 )
 
 // Store calls the barrier's SQL functions. Built from a pool, each call runs
@@ -35,6 +35,14 @@ func New(pool *pgxpool.Pool) *Store { return &Store{conn: pool, begin: pool, poo
 // ErrNeedsPool here: ReadAuthoritative, and RunBackfill/RunBackfills with
 // Backfill.Initial set.
 func (s *Store) WithTx(tx pgx.Tx) *Store { return &Store{conn: tx, begin: tx, q: s.q} }
+
+// optional is a text argument that is NULL when empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
 
 // int32Arg narrows a Go version number to the SQL integer column it lands in.
 func int32Arg(label string, v int64) (int32, error) {

@@ -49,7 +49,7 @@ func TestWaitActivatedCoalescesNotices(t *testing.T) {
 	if got, most := reads.Load(), int64(flood/(100*time.Millisecond))+4; got > most {
 		t.Fatalf("%d notices in %v caused %d reads; want at most %d", notices, flood, got, most)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 0, Sources: []string{"todos"}}); err != nil || r != gosync.Activated {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 0, Sources: []string{"todos"}}); err != nil || r != gosync.ActivationActivated {
 		t.Fatalf("activate: %q, %v", r, err)
 	}
 	select {

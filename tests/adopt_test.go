@@ -322,7 +322,7 @@ func TestAdoptRefusalCLI(t *testing.T) {
 	}
 	r := gosyncCLI(t, "--db", d.URL, "migrate", "up")
 	wantCode(t, r, 1, "migrate up")
-	want := "gosync: adopt the existing sync tables: gosync cannot adopt the existing sync tables: " +
+	want := "gosync: cannot adopt the existing sync tables: " +
 		"sync_clients: column cursor is missing (gosync needs cursor bigint not null)"
 	if !strings.HasPrefix(r.stderr, want) || strings.Contains(r.stderr, "DO $$") || strings.Count(r.stderr, "\n") != 1 {
 		t.Fatalf("stderr = %q, want one line starting %q", r.stderr, want)

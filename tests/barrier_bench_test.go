@@ -29,7 +29,7 @@ func BenchmarkServeGate(b *testing.B) {
 	store := gosync.New(pool)
 	gateAt := func(running int64) func() error {
 		return func() error {
-			_, err := store.ReadServeGate(ctx, "p1", gosync.Server{SchemaVersion: running})
+			_, err := store.ServeGate(ctx, "p1", gosync.Server{SchemaVersion: running})
 			return err
 		}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/gosync/gosync/db"
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
@@ -108,13 +107,13 @@ func TestCheckpointLifecycle(t *testing.T) {
 	}
 
 	// Activation below the coverage seq is stale and changes nothing.
-	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "todos_by_owner", OwnerEpoch: 1, Watermark: 0, Sources: []string{"todos"}}); err != nil || r != gosync.Stale {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "todos_by_owner", OwnerEpoch: 1, Watermark: 0, Sources: []string{"todos"}}); err != nil || r != gosync.ActivationStale {
 		t.Fatalf("activate at watermark 0 = %q, %v; want stale", r, err)
 	}
 	if ok, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "todos_by_owner", OwnerEpoch: 1, Watermark: seq, ObservedRows: 1}); err != nil || !ok {
 		t.Fatalf("advance = %v, %v", ok, err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "todos_by_owner", OwnerEpoch: 1, Watermark: seq, Sources: []string{"todos"}}); err != nil || r != gosync.Activated {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "todos_by_owner", OwnerEpoch: 1, Watermark: seq, Sources: []string{"todos"}}); err != nil || r != gosync.ActivationActivated {
 		t.Fatalf("activate at the coverage seq = %q, %v; want activated", r, err)
 	}
 	got, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
@@ -125,7 +124,7 @@ func TestCheckpointLifecycle(t *testing.T) {
 		t.Fatalf("after activation = %+v", got)
 	}
 	// Activated is final: a second activation loses the CAS, a claim is refused.
-	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "todos_by_owner", OwnerEpoch: 1, Watermark: seq, Sources: []string{"todos"}}); err != nil || r != gosync.Stale {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "todos_by_owner", OwnerEpoch: 1, Watermark: seq, Sources: []string{"todos"}}); err != nil || r != gosync.ActivationStale {
 		t.Fatalf("re-activate = %q, %v; want stale", r, err)
 	}
 	if _, err := s.ClaimCheckpoint(ctx, "p1", "todos_by_owner", 2); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
@@ -140,7 +139,7 @@ func TestCheckpointLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "other", OwnerEpoch: other.OwnerEpoch, Watermark: 0, Sources: nil}); err != nil || r != gosync.Activated {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "other", OwnerEpoch: other.OwnerEpoch, Watermark: 0, Sources: nil}); err != nil || r != gosync.ActivationActivated {
 		t.Fatalf("activate with no sources = %q, %v; want activated", r, err)
 	}
 	all, err := s.Checkpoints(ctx, "p1")
@@ -225,7 +224,7 @@ func TestActivateUnverifiableWhenPruned(t *testing.T) {
 	if c, err := s.SourceChangesAbove(ctx, "p1", []string{"todos"}, seq); err != nil || c != gosync.CoverageUnverifiable {
 		t.Fatalf("coverage = %q, %v; want unverifiable", c, err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq, Sources: []string{"todos"}}); err != nil || r != gosync.Unverifiable {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq, Sources: []string{"todos"}}); err != nil || r != gosync.ActivationUnverifiable {
 		t.Fatalf("activate = %q, %v; want unverifiable", r, err)
 	}
 	if got, _ := s.Checkpoint(ctx, "p1", "proj"); got.State != gosync.StateBackfilling {
@@ -235,7 +234,7 @@ func TestActivateUnverifiableWhenPruned(t *testing.T) {
 	if ok, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq + 5, ObservedRows: 1}); err != nil || !ok {
 		t.Fatalf("advance to the horizon: %v, %v", ok, err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq + 5, Sources: []string{"todos"}}); err != nil || r != gosync.Activated {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq + 5, Sources: []string{"todos"}}); err != nil || r != gosync.ActivationActivated {
 		t.Fatalf("activate at the horizon = %q, %v; want activated", r, err)
 	}
 }
@@ -285,7 +284,7 @@ func TestBadArgumentsChangeNothing(t *testing.T) {
 		}},
 		{"coverage negative seq", "seq", func() error { _, err := s.SourceChangesAbove(ctx, "p", []string{"t"}, -1); return err }},
 		{"coverage seq empty partition", "partition", func() error { _, err := s.SourceCoverageSeq(ctx, "", nil); return err }},
-		{"gate empty partition", "partition", func() error { _, err := s.ReadServeGate(ctx, "", gosync.Server{SchemaVersion: 1}); return err }},
+		{"gate empty partition", "partition", func() error { _, err := s.ServeGate(ctx, "", gosync.Server{SchemaVersion: 1}); return err }},
 		{"NULL sources from SQL", "sources", func() error {
 			_, err := d.Pool.Exec(ctx, "SELECT sync_activate_checkpoint('p', 'n', 0, 0, NULL)")
 			return gosync.MapError(err)
@@ -326,9 +325,9 @@ func barrierState(t *testing.T, d *pgtest.DB) string {
 
 func fenceOf(t *testing.T, d *pgtest.DB, partition string) int64 {
 	t.Helper()
-	f, err := db.New().GetWriterFence(context.Background(), d.Pool, partition)
-	if err != nil {
+	var fence int64
+	if err := d.Pool.QueryRow(context.Background(), "SELECT required_writer_version FROM sync_writer_fence WHERE partition = $1", partition).Scan(&fence); err != nil {
 		t.Fatal(err)
 	}
-	return int64(f.RequiredWriterVersion)
+	return fence
 }

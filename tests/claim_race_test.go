@@ -94,7 +94,7 @@ func TestConcurrentClaims(t *testing.T) {
 	if ok, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: claimers, Watermark: 0, ObservedRows: 5}); err != nil || !ok {
 		t.Fatalf("newest owner advance = %v, %v", ok, err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: claimers, Watermark: 0, Sources: nil}); err != nil || r != gosync.Activated {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: claimers, Watermark: 0, Sources: nil}); err != nil || r != gosync.ActivationActivated {
 		t.Fatalf("newest owner activation = %q, %v", r, err)
 	}
 }

@@ -9,10 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/gosync/gosync/db"
 	"github.com/gosync/gosync/gosync"
+	"github.com/gosync/gosync/internal/db"
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
@@ -21,13 +20,9 @@ const fenceMessage = "sync.storage.writer_fence_rejected"
 // appendCommit appends through the generated query, as a Go service would;
 // version nil is an old binary that knows no writer_version.
 func appendCommit(ctx context.Context, q db.DBTX, partition string, version *int64) (db.SyncCommit, error) {
-	wv := pgtype.Int8{}
-	if version != nil {
-		wv = pgtype.Int8{Int64: *version, Valid: true}
-	}
-	c, err := db.New().AppendCommit(ctx, q, db.AppendCommitParams{
+	c, err := db.New().DemoOldWriterCommit(ctx, q, db.DemoOldWriterCommitParams{
 		Partition: partition, ClientID: "c1", ClientCommitID: "cc-" + partition,
-		ActorID: "a1", CreatedAtMs: 1, WriterVersion: wv,
+		ActorID: "a1", CreatedAtMs: 1, WriterVersion: version,
 	})
 	return c, gosync.MapError(err)
 }
@@ -168,9 +163,9 @@ func countCommits(t *testing.T, d *pgtest.DB, partition string) int64 {
 
 func maxCommitSeq(t *testing.T, d *pgtest.DB, partition string) int64 {
 	t.Helper()
-	p, err := db.New().GetPartition(context.Background(), d.Pool, partition)
-	if err != nil {
+	var seq int64
+	if err := d.Pool.QueryRow(context.Background(), "SELECT max_commit_seq FROM sync_partitions WHERE partition = $1", partition).Scan(&seq); err != nil {
 		t.Fatal(err)
 	}
-	return p.MaxCommitSeq
+	return seq
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/gosync/gosync/internal/pgtest"
-	gosql "github.com/gosync/gosync/sql"
+	sqlfiles "github.com/gosync/gosync/sql"
 )
 
 var createFunction = regexp.MustCompile(`(?m)^CREATE OR REPLACE FUNCTION ([a-z_]+)\(`)
@@ -25,7 +25,7 @@ func TestMigratedFunctionsAreCanonical(t *testing.T) {
 	d := pgtest.New(t)
 	migrated := dumpCatalog(t, d.Pool, "functions")
 
-	files, err := fs.Glob(gosql.Functions(), "*.sql")
+	files, err := fs.Glob(sqlfiles.Functions(), "*.sql")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no canonical functions: %v", err)
 	}
@@ -40,7 +40,7 @@ func TestMigratedFunctionsAreCanonical(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		body, err := fs.ReadFile(gosql.Functions(), f)
+		body, err := fs.ReadFile(sqlfiles.Functions(), f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ func TestServeGate(t *testing.T) {
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
 
-	g, err := s.ReadServeGate(ctx, "p1", gosync.Server{SchemaVersion: 2})
+	g, err := s.ServeGate(ctx, "p1", gosync.Server{SchemaVersion: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,11 +44,11 @@ func TestServeGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "c", OwnerEpoch: cp.OwnerEpoch, Watermark: 0, Sources: nil}); err != nil || r != gosync.Activated {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "c", OwnerEpoch: cp.OwnerEpoch, Watermark: 0, Sources: nil}); err != nil || r != gosync.ActivationActivated {
 		t.Fatalf("activate = %q, %v", r, err)
 	}
 
-	g, err = s.ReadServeGate(ctx, "p1", gosync.Server{SchemaVersion: 2})
+	g, err = s.ServeGate(ctx, "p1", gosync.Server{SchemaVersion: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +109,11 @@ func TestServeGateOnCallerTransaction(t *testing.T) {
 		if _, err := s.WithTx(tx).DeclareCheckpoint(ctx, "p1", "a", 1); err != nil {
 			return err
 		}
-		inside, err := s.WithTx(tx).ReadServeGate(ctx, "p1", gosync.Server{SchemaVersion: 1})
+		inside, err := s.WithTx(tx).ServeGate(ctx, "p1", gosync.Server{SchemaVersion: 1})
 		if err != nil {
 			return err
 		}
-		outside, err := s.ReadServeGate(ctx, "p1", gosync.Server{SchemaVersion: 1})
+		outside, err := s.ServeGate(ctx, "p1", gosync.Server{SchemaVersion: 1})
 		if err != nil {
 			return err
 		}

@@ -37,7 +37,7 @@ func TestHostileInputGoAPI(t *testing.T) {
 		if err != nil {
 			t.Fatalf("claim %q: %v", name, err)
 		}
-		if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: name, Name: name, OwnerEpoch: claimed.OwnerEpoch, Watermark: 0, Sources: hostileNames}); err != nil || r != gosync.Activated {
+		if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: name, Name: name, OwnerEpoch: claimed.OwnerEpoch, Watermark: 0, Sources: hostileNames}); err != nil || r != gosync.ActivationActivated {
 			t.Fatalf("activate %q with hostile sources: %q, %v", name, r, err)
 		}
 		// No marker (version 0) and the fence at 2: the push reaches the

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
-	gosql "github.com/gosync/gosync/sql"
+	sqlfiles "github.com/gosync/gosync/sql"
 )
 
 // TestMigrateRoundTripProvider: up, down to zero, up through goose's Provider
@@ -114,7 +114,7 @@ func gooseBinary(t *testing.T) string {
 // latestVersion is the version of the newest embedded migration.
 func latestVersion(t *testing.T) int64 {
 	t.Helper()
-	files, err := fs.Glob(gosql.Migrations(), "*.sql")
+	files, err := fs.Glob(sqlfiles.Migrations(), "*.sql")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no migrations: %v", err)
 	}

@@ -166,7 +166,7 @@ func TestRedTeamWriterTables(t *testing.T) {
 	if ok, err := admin.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 4, ObservedRows: 4}); err != nil || !ok {
 		t.Fatalf("advance: %v, %v", ok, err)
 	}
-	if r, err := admin.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 4, Sources: []string{"todos"}}); err != nil || r != gosync.Activated {
+	if r, err := admin.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 4, Sources: []string{"todos"}}); err != nil || r != gosync.ActivationActivated {
 		t.Fatalf("activate: %v, %v", r, err)
 	}
 	if _, err := admin.PruneLog(ctx, "p1", 2); err != nil {
@@ -220,7 +220,7 @@ func TestRedTeamWriterTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := admin.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "late", OwnerEpoch: late.OwnerEpoch, Watermark: 0, Sources: []string{"notes"}}); err != nil || r != gosync.Unverifiable {
+	if r, err := admin.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "late", OwnerEpoch: late.OwnerEpoch, Watermark: 0, Sources: []string{"notes"}}); err != nil || r != gosync.ActivationUnverifiable {
 		t.Fatalf("activation over the pruned log = %q, %v; want unverifiable", r, err)
 	}
 }
@@ -256,7 +256,7 @@ func TestRedTeamLifecycleOutOfOrder(t *testing.T) {
 		return nil
 	}
 	stale := func(r gosync.ActivationResult, err error) error {
-		if r != gosync.Stale || err != nil {
+		if r != gosync.ActivationStale || err != nil {
 			return fmt.Errorf("got %q, %v; want stale", r, err)
 		}
 		return nil
@@ -308,7 +308,7 @@ func TestRedTeamLifecycleOutOfOrder(t *testing.T) {
 		return err
 	})
 	r, err := worker.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: 2, Sources: []string{"other"}})
-	if err != nil || r != gosync.Activated {
+	if err != nil || r != gosync.ActivationActivated {
 		t.Fatalf("activate at the stored watermark: %q, %v", r, err)
 	}
 	refused("advance after activation", func() error {

@@ -83,13 +83,13 @@ func TestPruneLog(t *testing.T) {
 func TestSegmentExpiry(t *testing.T) {
 	ctx := context.Background()
 	_, s := readyDB(t) // todos_by_owner at v2 in p1
-	if err := s.CheckSegment(ctx, "p1", 1); !errors.Is(err, gosync.ErrSegmentExpired) {
+	if err := s.SegmentExpired(ctx, "p1", 1); !errors.Is(err, gosync.ErrSegmentExpired) {
 		t.Fatalf("v1 segment of p1: %v, want ErrSegmentExpired", err)
 	}
-	if err := s.CheckSegment(ctx, "p1", 2); err != nil {
+	if err := s.SegmentExpired(ctx, "p1", 2); err != nil {
 		t.Fatalf("v2 segment of p1: %v", err)
 	}
-	if err := s.CheckSegment(ctx, "p2", 1); err != nil {
+	if err := s.SegmentExpired(ctx, "p2", 1); err != nil {
 		t.Fatalf("v1 segment of a partition without checkpoints: %v", err)
 	}
 }

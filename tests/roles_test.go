@@ -393,7 +393,7 @@ func TestRolesRunTheServices(t *testing.T) {
 	if cursor, err := writer.ReadAuthoritative(ctx, "p1", srv, func(context.Context, pgx.Tx) error { return nil }); err != nil || cursor != 2 {
 		t.Fatalf("read as sync_writer: cursor %d, %v", cursor, err)
 	}
-	rows, err := reader.BarrierStatus(ctx, "p1")
+	rows, err := reader.BarrierStatus(ctx, gosync.StatusFilter{Partition: "p1"})
 	if err != nil || len(rows) != 1 || rows[0].State != "activated" {
 		t.Fatalf("status as sync_reader: %+v, %v", rows, err)
 	}

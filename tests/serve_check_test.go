@@ -69,7 +69,7 @@ func TestServeCheckMatchesOracle(t *testing.T) {
 		}
 		partition := pick("p", 7)
 
-		gate, err := s.WithTx(tx).ReadServeGate(ctx, partition, gosync.Server{SchemaVersion: running})
+		gate, err := s.WithTx(tx).ServeGate(ctx, partition, gosync.Server{SchemaVersion: running})
 		if err != nil {
 			t.Fatal(err)
 		}

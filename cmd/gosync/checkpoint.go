@@ -81,7 +81,7 @@ func activateCmd(e *env) *cobra.Command {
 				} else {
 					_, err = e.stdout.Write([]byte(string(r) + "\n"))
 				}
-				if err == nil && r != gosync.Activated {
+				if err == nil && r != gosync.ActivationActivated {
 					return errNotActivated
 				}
 				return err

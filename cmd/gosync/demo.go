@@ -10,11 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
-	"github.com/gosync/gosync/db"
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/todos"
 )
@@ -114,10 +112,8 @@ func demo(e *env, pool *pgxpool.Pool, commits, partitions, workers int) error {
 	var oldWrites atomic.Int64
 	go func() {
 		for i := 0; ; i++ {
-			_, err := db.New().AppendCommit(oldWriterCtx, pool, db.AppendCommitParams{
-				Partition: "p1", ClientID: "old-binary", ClientCommitID: fmt.Sprintf("old-%d", i),
-				ActorID: "u1", CreatedAtMs: time.Now().UnixMilli(), WriterVersion: pgtype.Int8{Int64: 1, Valid: true},
-			})
+			v1 := int64(1)
+			_, err := todos.OldWriterCommit(oldWriterCtx, pool, "p1", fmt.Sprintf("old-%d", i), &v1)
 			if err != nil {
 				fenced <- err
 				return

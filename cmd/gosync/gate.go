@@ -100,7 +100,7 @@ func gate(e *env, pool *pgxpool.Pool, partition string, srv gosync.Server, asJSO
 		return err
 	}
 	// The pending list is for the operator; the verdict above is the rule's.
-	g, err := s.ReadServeGate(e.ctx, partition, srv)
+	g, err := s.ServeGate(e.ctx, partition, srv)
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ func printStatus(e *env, pool *pgxpool.Pool, f *gosync.StatusFilter, asJSON bool
 	if err := requirePartition(e, s, f.Partition); err != nil {
 		return err
 	}
-	rows, err := s.BarrierStatusRows(e.ctx, *f)
+	rows, err := s.BarrierStatus(e.ctx, *f)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ import (
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pglocal"
-	gosql "github.com/gosync/gosync/sql"
+	sqlfiles "github.com/gosync/gosync/sql"
 )
 
 // server is the package-wide test server set up by Main. Test support is
@@ -246,11 +246,11 @@ func databaseURL(adminURL, name string) (string, error) {
 
 func migrationsHash() (string, error) {
 	h := sha256.New()
-	err := fs.WalkDir(gosql.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(sqlfiles.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := fs.ReadFile(gosql.Migrations(), path)
+		b, err := fs.ReadFile(sqlfiles.Migrations(), path)
 		if err != nil {
 			return err
 		}

@@ -116,7 +116,7 @@ BEGIN
   )
   SELECT string_agg(msg, '; ' ORDER BY tbl, n) INTO problems FROM problem;
   IF problems IS NOT NULL THEN
-    RAISE EXCEPTION 'gosync cannot adopt the existing sync tables: %', problems
+    RAISE EXCEPTION 'gosync: cannot adopt the existing sync tables: %', problems
       USING ERRCODE = 'invalid_table_definition',
             HINT = 'Nothing was changed. Give the tables named the shape of sql/migrations/00001_sync_log.sql.';
   END IF;

@@ -3,7 +3,10 @@
 -- checkpoint of the running schema version that is not activated yet, in any
 -- partition, ordered by (partition, name). Call it on the connection (and in
 -- the transaction) that then writes or reads, so no migration can land in
--- between. The refusal rule is applied by the caller (gosync.EvaluateGate).
+-- between. It lists every pending checkpoint (10^5 of them mid-migration at
+-- 10^5 partitions), so it is for DBAs and diagnostics (gosync gate,
+-- Store.ServeGate); request paths use sync_serve_check, which applies the
+-- refusal rule at the same cost whatever is pending.
 --
 -- A single-SELECT SQL function that Postgres inlines into the calling query:
 -- a prepared gate read costs one cached plan, not a function call per

@@ -1,15 +1,5 @@
--- The column alias list names the TABLE function's columns for sqlc, which
--- cannot see them; the casts give the generated struct its Go types (a cast
--- reads as NOT NULL to sqlc, hence the explicit registered flag).
--- name: ServeGate :one
-SELECT g.stored_schema_version::bigint AS stored_schema_version,
-       coalesce(g.log_epoch, '')::text AS log_epoch,
-       (g.log_epoch IS NOT NULL)::boolean AS registered,
-       g.pending::jsonb AS pending
-  FROM sync_serve_gate(@partition, @running_schema_version) AS g(stored_schema_version, log_epoch, pending);
-
--- name: BeginSchemaChange :exec
-SELECT sync_begin_schema_change();
+-- The serve gate: the refusal rule (sync_serve_check), the full gate read
+-- for diagnostics (sync_serve_gate) and the segment check (sync_segment_expired).
 
 -- The refusal rule (sync_serve_check). The alias list names the OUT
 -- columns for sqlc; the casts give the generated struct its Go types.
@@ -34,3 +24,16 @@ SELECT coalesce(c.refusal, '')::text AS refusal,
   FROM sync_serve_check(@partition, @running_schema_version, sqlc.narg('expected_log_epoch')::text,
          @declared_names::text[], @declared_partitions::text[], @declared_partition_names::text[])
        AS c(refusal, stored_schema_version, log_epoch, checkpoint_partition, checkpoint_name);
+
+-- The column alias list names the TABLE function's columns for sqlc, which
+-- cannot see them; the casts give the generated struct its Go types (a cast
+-- reads as NOT NULL to sqlc, hence the explicit registered flag).
+-- name: ServeGate :one
+SELECT g.stored_schema_version::bigint AS stored_schema_version,
+       coalesce(g.log_epoch, '')::text AS log_epoch,
+       (g.log_epoch IS NOT NULL)::boolean AS registered,
+       g.pending::jsonb AS pending
+  FROM sync_serve_gate(@partition, @running_schema_version) AS g(stored_schema_version, log_epoch, pending);
+
+-- name: SegmentExpired :one
+SELECT sync_segment_expired(@partition, @segment_schema_version)::boolean AS expired;

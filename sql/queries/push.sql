@@ -1,8 +1,4 @@
--- name: CurrentCursor :one
-SELECT coalesce((SELECT max_commit_seq FROM sync_partitions WHERE partition = @partition), 0)::bigint AS cursor;
-
--- name: SegmentExpired :one
-SELECT sync_segment_expired(@partition, @segment_schema_version)::boolean AS expired;
+-- Appending a client commit (sync_push).
 
 -- Push is sync_push: one statement, one round trip. Row versions travel as
 -- bigint[] with -1 for "no row version" (NULL): the generated []int64

@@ -1,5 +1,11 @@
+-- The schema marker and the schema-bump transaction (sync_begin_schema_change,
+-- sync_set_schema_version, sync_install_checkpoints) and the start-up checks.
+
 -- name: GetSchemaMeta :one
 SELECT * FROM sync_schema_meta WHERE id = 1;
+
+-- name: BeginSchemaChange :exec
+SELECT sync_begin_schema_change();
 
 -- name: SetSchemaVersion :exec
 SELECT sync_set_schema_version(@schema_version, @layouts);

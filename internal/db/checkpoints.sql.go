@@ -7,8 +7,6 @@ package db
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const activateCheckpoint = `-- name: ActivateCheckpoint :one
@@ -16,12 +14,12 @@ SELECT sync_activate_checkpoint($1, $2, $3, $4, $5::text[], $6::bigint)::text AS
 `
 
 type ActivateCheckpointParams struct {
-	Partition  string      `json:"partition"`
-	Name       string      `json:"name"`
-	OwnerEpoch int64       `json:"owner_epoch"`
-	Watermark  int64       `json:"watermark"`
-	Sources    []string    `json:"sources"`
-	NowMs      pgtype.Int8 `json:"now_ms"`
+	Partition  string
+	Name       string
+	OwnerEpoch int64
+	Watermark  int64
+	Sources    []string
+	NowMs      *int64
 }
 
 func (q *Queries) ActivateCheckpoint(ctx context.Context, db DBTX, arg ActivateCheckpointParams) (string, error) {
@@ -43,12 +41,12 @@ SELECT sync_advance_checkpoint($1, $2, $3, $4, $5, $6::bigint)::boolean AS advan
 `
 
 type AdvanceCheckpointParams struct {
-	Partition    string      `json:"partition"`
-	Name         string      `json:"name"`
-	OwnerEpoch   int64       `json:"owner_epoch"`
-	Watermark    int64       `json:"watermark"`
-	ObservedRows int64       `json:"observed_rows"`
-	NowMs        pgtype.Int8 `json:"now_ms"`
+	Partition    string
+	Name         string
+	OwnerEpoch   int64
+	Watermark    int64
+	ObservedRows int64
+	NowMs        *int64
 }
 
 func (q *Queries) AdvanceCheckpoint(ctx context.Context, db DBTX, arg AdvanceCheckpointParams) (bool, error) {
@@ -65,6 +63,31 @@ func (q *Queries) AdvanceCheckpoint(ctx context.Context, db DBTX, arg AdvanceChe
 	return advanced, err
 }
 
+const checkpoint = `-- name: Checkpoint :one
+SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms FROM sync_backfill_checkpoints WHERE partition = $1 AND name = $2
+`
+
+type CheckpointParams struct {
+	Partition string
+	Name      string
+}
+
+func (q *Queries) Checkpoint(ctx context.Context, db DBTX, arg CheckpointParams) (SyncBackfillCheckpoint, error) {
+	row := db.QueryRow(ctx, checkpoint, arg.Partition, arg.Name)
+	var i SyncBackfillCheckpoint
+	err := row.Scan(
+		&i.Partition,
+		&i.Name,
+		&i.SchemaVersion,
+		&i.State,
+		&i.Watermark,
+		&i.OwnerEpoch,
+		&i.ObservedRows,
+		&i.UpdatedAtMs,
+	)
+	return i, err
+}
+
 const checkpointCounts = `-- name: CheckpointCounts :one
 SELECT count(*)::bigint AS total,
        count(*) FILTER (WHERE state = 'activated')::bigint AS activated
@@ -73,13 +96,13 @@ SELECT count(*)::bigint AS total,
 `
 
 type CheckpointCountsParams struct {
-	Name          string `json:"name"`
-	SchemaVersion int32  `json:"schema_version"`
+	Name          string
+	SchemaVersion int32
 }
 
 type CheckpointCountsRow struct {
-	Total     int64 `json:"total"`
-	Activated int64 `json:"activated"`
+	Total     int64
+	Activated int64
 }
 
 func (q *Queries) CheckpointCounts(ctx context.Context, db DBTX, arg CheckpointCountsParams) (CheckpointCountsRow, error) {
@@ -89,15 +112,50 @@ func (q *Queries) CheckpointCounts(ctx context.Context, db DBTX, arg CheckpointC
 	return i, err
 }
 
+const checkpoints = `-- name: Checkpoints :many
+SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms FROM sync_backfill_checkpoints
+ WHERE ($1::text IS NULL OR partition = $1::text)
+ ORDER BY partition, name
+`
+
+func (q *Queries) Checkpoints(ctx context.Context, db DBTX, partition *string) ([]SyncBackfillCheckpoint, error) {
+	rows, err := db.Query(ctx, checkpoints, partition)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SyncBackfillCheckpoint{}
+	for rows.Next() {
+		var i SyncBackfillCheckpoint
+		if err := rows.Scan(
+			&i.Partition,
+			&i.Name,
+			&i.SchemaVersion,
+			&i.State,
+			&i.Watermark,
+			&i.OwnerEpoch,
+			&i.ObservedRows,
+			&i.UpdatedAtMs,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const claimCheckpoint = `-- name: ClaimCheckpoint :one
 SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms FROM sync_claim_checkpoint($1, $2, $3, $4::bigint)
 `
 
 type ClaimCheckpointParams struct {
-	Partition     string      `json:"partition"`
-	Name          string      `json:"name"`
-	SchemaVersion int32       `json:"schema_version"`
-	NowMs         pgtype.Int8 `json:"now_ms"`
+	Partition     string
+	Name          string
+	SchemaVersion int32
+	NowMs         *int64
 }
 
 func (q *Queries) ClaimCheckpoint(ctx context.Context, db DBTX, arg ClaimCheckpointParams) (SyncBackfillCheckpoint, error) {
@@ -126,10 +184,10 @@ SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_
 `
 
 type ClaimNextCheckpointParams struct {
-	Name          string      `json:"name"`
-	SchemaVersion int32       `json:"schema_version"`
-	LeaseMs       int64       `json:"lease_ms"`
-	NowMs         pgtype.Int8 `json:"now_ms"`
+	Name          string
+	SchemaVersion int32
+	LeaseMs       int64
+	NowMs         *int64
 }
 
 func (q *Queries) ClaimNextCheckpoint(ctx context.Context, db DBTX, arg ClaimNextCheckpointParams) ([]SyncBackfillCheckpoint, error) {
@@ -167,16 +225,19 @@ func (q *Queries) ClaimNextCheckpoint(ctx context.Context, db DBTX, arg ClaimNex
 }
 
 const declareCheckpoint = `-- name: DeclareCheckpoint :one
+
 SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms FROM sync_declare_checkpoint($1, $2, $3, $4::bigint)
 `
 
 type DeclareCheckpointParams struct {
-	Partition     string      `json:"partition"`
-	Name          string      `json:"name"`
-	SchemaVersion int32       `json:"schema_version"`
-	NowMs         pgtype.Int8 `json:"now_ms"`
+	Partition     string
+	Name          string
+	SchemaVersion int32
+	NowMs         *int64
 }
 
+// Backfill checkpoints: the lifecycle (sync_declare/claim/advance/activate/
+// remove_checkpoint, sync_claim_next_checkpoint) and reads of the table.
 func (q *Queries) DeclareCheckpoint(ctx context.Context, db DBTX, arg DeclareCheckpointParams) (SyncBackfillCheckpoint, error) {
 	row := db.QueryRow(ctx, declareCheckpoint,
 		arg.Partition,
@@ -198,64 +259,38 @@ func (q *Queries) DeclareCheckpoint(ctx context.Context, db DBTX, arg DeclareChe
 	return i, err
 }
 
-const getCheckpoint = `-- name: GetCheckpoint :one
-SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms FROM sync_backfill_checkpoints WHERE partition = $1 AND name = $2
+const ownBatch = `-- name: OwnBatch :one
+SELECT sync_advance_checkpoint($1, $2, $3, $4, $5, NULL)::boolean AS owned,
+       coalesce((SELECT p.horizon_seq FROM sync_partitions p WHERE p.partition = $1), 0)::bigint AS horizon_seq
 `
 
-type GetCheckpointParams struct {
-	Partition string `json:"partition"`
-	Name      string `json:"name"`
+type OwnBatchParams struct {
+	Partition    string
+	Name         string
+	OwnerEpoch   int64
+	Watermark    int64
+	ObservedRows int64
 }
 
-func (q *Queries) GetCheckpoint(ctx context.Context, db DBTX, arg GetCheckpointParams) (SyncBackfillCheckpoint, error) {
-	row := db.QueryRow(ctx, getCheckpoint, arg.Partition, arg.Name)
-	var i SyncBackfillCheckpoint
-	err := row.Scan(
-		&i.Partition,
-		&i.Name,
-		&i.SchemaVersion,
-		&i.State,
-		&i.Watermark,
-		&i.OwnerEpoch,
-		&i.ObservedRows,
-		&i.UpdatedAtMs,
+type OwnBatchRow struct {
+	Owned      bool
+	HorizonSeq int64
+}
+
+// OwnBatch opens a backfill batch in one round trip: the no-op CAS at the
+// current watermark that takes the checkpoint row as its owner, and the
+// partition's horizon (changes at or below it are pruned).
+func (q *Queries) OwnBatch(ctx context.Context, db DBTX, arg OwnBatchParams) (OwnBatchRow, error) {
+	row := db.QueryRow(ctx, ownBatch,
+		arg.Partition,
+		arg.Name,
+		arg.OwnerEpoch,
+		arg.Watermark,
+		arg.ObservedRows,
 	)
+	var i OwnBatchRow
+	err := row.Scan(&i.Owned, &i.HorizonSeq)
 	return i, err
-}
-
-const listCheckpoints = `-- name: ListCheckpoints :many
-SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms FROM sync_backfill_checkpoints
- WHERE ($1::text IS NULL OR partition = $1::text)
- ORDER BY partition, name
-`
-
-func (q *Queries) ListCheckpoints(ctx context.Context, db DBTX, partition pgtype.Text) ([]SyncBackfillCheckpoint, error) {
-	rows, err := db.Query(ctx, listCheckpoints, partition)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []SyncBackfillCheckpoint{}
-	for rows.Next() {
-		var i SyncBackfillCheckpoint
-		if err := rows.Scan(
-			&i.Partition,
-			&i.Name,
-			&i.SchemaVersion,
-			&i.State,
-			&i.Watermark,
-			&i.OwnerEpoch,
-			&i.ObservedRows,
-			&i.UpdatedAtMs,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const removeCheckpoint = `-- name: RemoveCheckpoint :one
@@ -263,8 +298,8 @@ SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_
 `
 
 type RemoveCheckpointParams struct {
-	Partition string `json:"partition"`
-	Name      string `json:"name"`
+	Partition string
+	Name      string
 }
 
 func (q *Queries) RemoveCheckpoint(ctx context.Context, db DBTX, arg RemoveCheckpointParams) (SyncBackfillCheckpoint, error) {
@@ -281,37 +316,4 @@ func (q *Queries) RemoveCheckpoint(ctx context.Context, db DBTX, arg RemoveCheck
 		&i.UpdatedAtMs,
 	)
 	return i, err
-}
-
-const sourceChangesAbove = `-- name: SourceChangesAbove :one
-SELECT sync_source_changes_above($1, $2::text[], $3)::text AS result
-`
-
-type SourceChangesAboveParams struct {
-	Partition string   `json:"partition"`
-	Sources   []string `json:"sources"`
-	Seq       int64    `json:"seq"`
-}
-
-func (q *Queries) SourceChangesAbove(ctx context.Context, db DBTX, arg SourceChangesAboveParams) (string, error) {
-	row := db.QueryRow(ctx, sourceChangesAbove, arg.Partition, arg.Sources, arg.Seq)
-	var result string
-	err := row.Scan(&result)
-	return result, err
-}
-
-const sourceCoverageSeq = `-- name: SourceCoverageSeq :one
-SELECT sync_source_coverage_seq($1, $2::text[])::bigint AS seq
-`
-
-type SourceCoverageSeqParams struct {
-	Partition string   `json:"partition"`
-	Sources   []string `json:"sources"`
-}
-
-func (q *Queries) SourceCoverageSeq(ctx context.Context, db DBTX, arg SourceCoverageSeqParams) (int64, error) {
-	row := db.QueryRow(ctx, sourceCoverageSeq, arg.Partition, arg.Sources)
-	var seq int64
-	err := row.Scan(&seq)
-	return seq, err
 }

@@ -7,20 +7,26 @@ package db
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const beginSchemaChange = `-- name: BeginSchemaChange :exec
-SELECT sync_begin_schema_change()
+const segmentExpired = `-- name: SegmentExpired :one
+SELECT sync_segment_expired($1, $2)::boolean AS expired
 `
 
-func (q *Queries) BeginSchemaChange(ctx context.Context, db DBTX) error {
-	_, err := db.Exec(ctx, beginSchemaChange)
-	return err
+type SegmentExpiredParams struct {
+	Partition            string
+	SegmentSchemaVersion int64
+}
+
+func (q *Queries) SegmentExpired(ctx context.Context, db DBTX, arg SegmentExpiredParams) (bool, error) {
+	row := db.QueryRow(ctx, segmentExpired, arg.Partition, arg.SegmentSchemaVersion)
+	var expired bool
+	err := row.Scan(&expired)
+	return expired, err
 }
 
 const serveCheck = `-- name: ServeCheck :one
+
 SELECT coalesce(c.refusal, '')::text AS refusal,
        c.stored_schema_version::bigint AS stored_schema_version,
        coalesce(c.checkpoint_partition, '')::text AS checkpoint_partition,
@@ -31,21 +37,23 @@ SELECT coalesce(c.refusal, '')::text AS refusal,
 `
 
 type ServeCheckParams struct {
-	Partition              string      `json:"partition"`
-	RunningSchemaVersion   int32       `json:"running_schema_version"`
-	ExpectedLogEpoch       pgtype.Text `json:"expected_log_epoch"`
-	DeclaredNames          []string    `json:"declared_names"`
-	DeclaredPartitions     []string    `json:"declared_partitions"`
-	DeclaredPartitionNames []string    `json:"declared_partition_names"`
+	Partition              string
+	RunningSchemaVersion   int32
+	ExpectedLogEpoch       *string
+	DeclaredNames          []string
+	DeclaredPartitions     []string
+	DeclaredPartitionNames []string
 }
 
 type ServeCheckRow struct {
-	Refusal             string `json:"refusal"`
-	StoredSchemaVersion int64  `json:"stored_schema_version"`
-	CheckpointPartition string `json:"checkpoint_partition"`
-	CheckpointName      string `json:"checkpoint_name"`
+	Refusal             string
+	StoredSchemaVersion int64
+	CheckpointPartition string
+	CheckpointName      string
 }
 
+// The serve gate: the refusal rule (sync_serve_check), the full gate read
+// for diagnostics (sync_serve_gate) and the segment check (sync_segment_expired).
 // The refusal rule (sync_serve_check). The alias list names the OUT
 // columns for sqlc; the casts give the generated struct its Go types.
 func (q *Queries) ServeCheck(ctx context.Context, db DBTX, arg ServeCheckParams) (ServeCheckRow, error) {
@@ -79,20 +87,20 @@ SELECT coalesce(c.refusal, '')::text AS refusal,
 `
 
 type ServeCheckAndCursorParams struct {
-	Partition              string      `json:"partition"`
-	RunningSchemaVersion   int32       `json:"running_schema_version"`
-	ExpectedLogEpoch       pgtype.Text `json:"expected_log_epoch"`
-	DeclaredNames          []string    `json:"declared_names"`
-	DeclaredPartitions     []string    `json:"declared_partitions"`
-	DeclaredPartitionNames []string    `json:"declared_partition_names"`
+	Partition              string
+	RunningSchemaVersion   int32
+	ExpectedLogEpoch       *string
+	DeclaredNames          []string
+	DeclaredPartitions     []string
+	DeclaredPartitionNames []string
 }
 
 type ServeCheckAndCursorRow struct {
-	Refusal             string `json:"refusal"`
-	StoredSchemaVersion int64  `json:"stored_schema_version"`
-	CheckpointPartition string `json:"checkpoint_partition"`
-	CheckpointName      string `json:"checkpoint_name"`
-	Cursor              int64  `json:"cursor"`
+	Refusal             string
+	StoredSchemaVersion int64
+	CheckpointPartition string
+	CheckpointName      string
+	Cursor              int64
 }
 
 // ServeCheckAndCursor: the serve check and the partition's cursor in one
@@ -127,15 +135,15 @@ SELECT g.stored_schema_version::bigint AS stored_schema_version,
 `
 
 type ServeGateParams struct {
-	Partition            string `json:"partition"`
-	RunningSchemaVersion int32  `json:"running_schema_version"`
+	Partition            string
+	RunningSchemaVersion int32
 }
 
 type ServeGateRow struct {
-	StoredSchemaVersion int64  `json:"stored_schema_version"`
-	LogEpoch            string `json:"log_epoch"`
-	Registered          bool   `json:"registered"`
-	Pending             []byte `json:"pending"`
+	StoredSchemaVersion int64
+	LogEpoch            string
+	Registered          bool
+	Pending             []byte
 }
 
 // The column alias list names the TABLE function's columns for sqlc, which

@@ -1,7 +1,11 @@
--- AppendCommit allocates the next commit_seq of the partition (creating the
--- partition row on first use) and inserts the commit in one statement. The
--- writer fence trigger checks writer_version on the insert.
--- name: AppendCommit :one
+-- Demo and tests only: gosync itself never runs these.
+
+-- DemoOldWriterCommit is the statement an upstream server's push runs
+-- (commit_seq allocated from sync_partitions, the commit inserted with its
+-- writer_version, one statement): the demo's "old writer" and the tests that
+-- play one run it to show the writer fence refusing a stale version. gosync
+-- appends commits with sync_push / sync_append_commit, never with this.
+-- name: DemoOldWriterCommit :one
 WITH allocated AS (
   INSERT INTO sync_partitions AS p (partition, max_commit_seq)
   VALUES (@partition, 1)

@@ -7,9 +7,16 @@ package db
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
+
+const beginSchemaChange = `-- name: BeginSchemaChange :exec
+SELECT sync_begin_schema_change()
+`
+
+func (q *Queries) BeginSchemaChange(ctx context.Context, db DBTX) error {
+	_, err := db.Exec(ctx, beginSchemaChange)
+	return err
+}
 
 const firstUndeclaredIncomplete = `-- name: FirstUndeclaredIncomplete :one
 SELECT c.partition, c.name FROM sync_backfill_checkpoints c
@@ -23,15 +30,15 @@ SELECT c.partition, c.name FROM sync_backfill_checkpoints c
 `
 
 type FirstUndeclaredIncompleteParams struct {
-	SchemaVersion          int32    `json:"schema_version"`
-	DeclaredNames          []string `json:"declared_names"`
-	DeclaredPartitions     []string `json:"declared_partitions"`
-	DeclaredPartitionNames []string `json:"declared_partition_names"`
+	SchemaVersion          int32
+	DeclaredNames          []string
+	DeclaredPartitions     []string
+	DeclaredPartitionNames []string
 }
 
 type FirstUndeclaredIncompleteRow struct {
-	Partition string `json:"partition"`
-	Name      string `json:"name"`
+	Partition string
+	Name      string
 }
 
 // The first checkpoint of a version that is not activated and not declared
@@ -50,9 +57,12 @@ func (q *Queries) FirstUndeclaredIncomplete(ctx context.Context, db DBTX, arg Fi
 }
 
 const getSchemaMeta = `-- name: GetSchemaMeta :one
+
 SELECT id, schema_version, layouts FROM sync_schema_meta WHERE id = 1
 `
 
+// The schema marker and the schema-bump transaction (sync_begin_schema_change,
+// sync_set_schema_version, sync_install_checkpoints) and the start-up checks.
 func (q *Queries) GetSchemaMeta(ctx context.Context, db DBTX) (SyncSchemaMetum, error) {
 	row := db.QueryRow(ctx, getSchemaMeta)
 	var i SyncSchemaMetum
@@ -70,11 +80,11 @@ SELECT sync_install_checkpoints(
 `
 
 type InstallCheckpointsParams struct {
-	Partitions    []string    `json:"partitions"`
-	AllNames      []string    `json:"all_names"`
-	Names         []string    `json:"names"`
-	SchemaVersion int32       `json:"schema_version"`
-	NowMs         pgtype.Int8 `json:"now_ms"`
+	Partitions    []string
+	AllNames      []string
+	Names         []string
+	SchemaVersion int32
+	NowMs         *int64
 }
 
 // InstallCheckpoints installs declarations by pair (partitions[i], names[i])
@@ -139,8 +149,8 @@ SELECT sync_set_schema_version($1, $2)
 `
 
 type SetSchemaVersionParams struct {
-	SchemaVersion int64  `json:"schema_version"`
-	Layouts       string `json:"layouts"`
+	SchemaVersion int64
+	Layouts       string
 }
 
 func (q *Queries) SetSchemaVersion(ctx context.Context, db DBTX, arg SetSchemaVersionParams) error {

@@ -7,19 +7,17 @@ package db
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const getPartition = `-- name: GetPartition :one
-SELECT partition, max_commit_seq, horizon_seq FROM sync_partitions WHERE partition = $1
+const currentCursor = `-- name: CurrentCursor :one
+SELECT coalesce((SELECT max_commit_seq FROM sync_partitions WHERE partition = $1), 0)::bigint AS cursor
 `
 
-func (q *Queries) GetPartition(ctx context.Context, db DBTX, partition string) (SyncPartition, error) {
-	row := db.QueryRow(ctx, getPartition, partition)
-	var i SyncPartition
-	err := row.Scan(&i.Partition, &i.MaxCommitSeq, &i.HorizonSeq)
-	return i, err
+func (q *Queries) CurrentCursor(ctx context.Context, db DBTX, partition string) (int64, error) {
+	row := db.QueryRow(ctx, currentCursor, partition)
+	var cursor int64
+	err := row.Scan(&cursor)
+	return cursor, err
 }
 
 const partitionKnown = `-- name: PartitionKnown :one
@@ -41,8 +39,8 @@ SELECT sync_prune_log($1, $2)::bigint AS horizon_seq
 `
 
 type PruneLogParams struct {
-	Partition  string `json:"partition"`
-	ThroughSeq int64  `json:"through_seq"`
+	Partition  string
+	ThroughSeq int64
 }
 
 func (q *Queries) PruneLog(ctx context.Context, db DBTX, arg PruneLogParams) (int64, error) {
@@ -57,9 +55,9 @@ SELECT partition, log_epoch, epoch_required, last_authenticated_at_ms FROM sync_
 `
 
 type RotateLogEpochParams struct {
-	Partition string      `json:"partition"`
-	LogEpoch  pgtype.Text `json:"log_epoch"`
-	NowMs     pgtype.Int8 `json:"now_ms"`
+	Partition string
+	LogEpoch  *string
+	NowMs     *int64
 }
 
 func (q *Queries) RotateLogEpoch(ctx context.Context, db DBTX, arg RotateLogEpochParams) (SyncPartitionRegistry, error) {
@@ -75,15 +73,18 @@ func (q *Queries) RotateLogEpoch(ctx context.Context, db DBTX, arg RotateLogEpoc
 }
 
 const touchPartition = `-- name: TouchPartition :one
+
 SELECT partition, log_epoch, epoch_required, last_authenticated_at_ms FROM sync_touch_partition($1, $2::text, $3::bigint)
 `
 
 type TouchPartitionParams struct {
-	Partition string      `json:"partition"`
-	LogEpoch  pgtype.Text `json:"log_epoch"`
-	NowMs     pgtype.Int8 `json:"now_ms"`
+	Partition string
+	LogEpoch  *string
+	NowMs     *int64
 }
 
+// Partitions: the registry (sync_touch_partition, sync_rotate_log_epoch),
+// pruning (sync_prune_log) and the cursor.
 func (q *Queries) TouchPartition(ctx context.Context, db DBTX, arg TouchPartitionParams) (SyncPartitionRegistry, error) {
 	row := db.QueryRow(ctx, touchPartition, arg.Partition, arg.LogEpoch, arg.NowMs)
 	var i SyncPartitionRegistry

@@ -1,7 +1,9 @@
-// Package sql embeds gosync's SQL: the goose migrations and the canonical
-// function bodies, so Go code applies exactly the files that the goose CLI
-// and sqlc read from disk.
-package sql
+// Package sqlfiles embeds gosync's SQL: the goose migrations, the canonical
+// function bodies and the adoption script, so Go code applies exactly the
+// files that the goose CLI and sqlc read from disk. It lives in sql/ (import
+// path github.com/gosync/gosync/sql) because embed reaches only files below
+// it; its name keeps it apart from database/sql.
+package sqlfiles
 
 import (
 	"embed"

@@ -45,3 +45,18 @@ func (s *Store) ServeGate(ctx context.Context, partition string, srv Server) (Se
 	}
 	return g, nil
 }
+
+// SegmentExpired runs sync_segment_expired: it returns ErrSegmentExpired
+// when a segment minted at schema version mintedAt predates a backfill
+// checkpoint of the partition (the client must re-pull for a fresh
+// descriptor), nil when the segment may be served.
+func (s *Store) SegmentExpired(ctx context.Context, partition string, mintedAt int64) error {
+	expired, err := s.q.SegmentExpired(ctx, s.conn, db.SegmentExpiredParams{Partition: partition, SegmentSchemaVersion: mintedAt})
+	if err != nil {
+		return MapError(err)
+	}
+	if expired {
+		return fmt.Errorf("%w: segment predates the partition backfill checkpoint — re-pull", ErrSegmentExpired)
+	}
+	return nil
+}

@@ -2,7 +2,6 @@ package gosync
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/gosync/gosync/internal/db"
 )
@@ -39,20 +38,6 @@ func (s *Store) RotateLogEpoch(ctx context.Context, partition string) (Registrat
 func (s *Store) PruneLog(ctx context.Context, partition string, throughSeq int64) (int64, error) {
 	h, err := s.q.PruneLog(ctx, s.conn, db.PruneLogParams{Partition: partition, ThroughSeq: throughSeq})
 	return h, MapError(err)
-}
-
-// SegmentExpired runs sync_segment_expired: it returns ErrSegmentExpired when a segment minted at schema
-// version mintedAt predates a backfill checkpoint of the partition: the
-// client must re-pull for a fresh descriptor.
-func (s *Store) SegmentExpired(ctx context.Context, partition string, mintedAt int64) error {
-	expired, err := s.q.SegmentExpired(ctx, s.conn, db.SegmentExpiredParams{Partition: partition, SegmentSchemaVersion: mintedAt})
-	if err != nil {
-		return MapError(err)
-	}
-	if expired {
-		return fmt.Errorf("%w: segment predates the partition backfill checkpoint — re-pull", ErrSegmentExpired)
-	}
-	return nil
 }
 
 // PartitionKnown reports whether the partition has a log, a registration, a

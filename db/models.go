@@ -105,6 +105,17 @@ type SyncPartitionRegistry struct {
 	LastAuthenticatedAtMs int64  `json:"last_authenticated_at_ms"`
 }
 
+type SyncPendingCheckpoint struct {
+	Partition     string `json:"partition"`
+	Name          string `json:"name"`
+	SchemaVersion int32  `json:"schema_version"`
+	State         string `json:"state"`
+	Watermark     int64  `json:"watermark"`
+	OwnerEpoch    int64  `json:"owner_epoch"`
+	ObservedRows  int64  `json:"observed_rows"`
+	UpdatedAtMs   int64  `json:"updated_at_ms"`
+}
+
 type SyncPushResult struct {
 	Partition      string `json:"partition"`
 	ClientID       string `json:"client_id"`

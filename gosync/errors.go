@@ -67,6 +67,13 @@ func init() {
 	}
 }
 
+// markerRefusals maps the marker rules' messages (sync_check_schema_version,
+// SQLSTATE 55000, the upstream server's words) by their fixed beginning.
+var markerRefusals = map[string]error{
+	"stored schema version ":                                     ErrSchemaTooNew,
+	"stored schema layouts disagree with the configured schema ": ErrSchemaMismatch,
+}
+
 // StorageError is a refusal raised by the database. It matches its sentinel
 // with errors.Is and unwraps to the *pgconn.PgError.
 type StorageError struct {
@@ -84,6 +91,9 @@ func (e *StorageError) Error() string {
 			return "invalid argument: a string holds a NUL byte or invalid UTF-8, which Postgres text cannot store (" + e.PG.Message + ")"
 		}
 		return e.PG.Message // already "invalid argument: ..."
+	}
+	if e.Kind == ErrSchemaTooNew || e.Kind == ErrSchemaMismatch {
+		return e.Kind.Error() + ": " + e.PG.Message // the upstream words
 	}
 	if e.PG.Detail != "" {
 		return e.Kind.Error() + ": " + e.PG.Detail
@@ -112,6 +122,12 @@ func MapError(err error) error {
 	case "22023", // invalid_parameter_value, raised by sync_assert_*
 		"22021": // character_not_in_repertoire: a NUL byte in a text argument
 		return &StorageError{Kind: ErrInvalidArgument, PG: pg}
+	case "55000": // object_not_in_prerequisite_state: sync_check_schema_version's refusals
+		for prefix, kind := range markerRefusals {
+			if strings.HasPrefix(pg.Message, prefix) {
+				return &StorageError{Kind: kind, PG: pg}
+			}
+		}
 	case "42P16": // invalid_table_definition
 		if strings.HasPrefix(pg.Message, ErrCannotAdopt.Error()) {
 			return &StorageError{Kind: ErrCannotAdopt, PG: pg}

@@ -249,6 +249,13 @@ BEGIN
     RETURN;
   END IF;
 
+  -- Elsewhere. Nothing pending at all (the steady state) costs one index
+  -- probe, the walk's first step, and no nested call. (ORDER BY keeps it on
+  -- the pending index: mid-migration a bare EXISTS would plan a seq scan.)
+  PERFORM FROM sync_pending_checkpoints c WHERE c.schema_version = p_version ORDER BY c.name LIMIT 1;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
   SELECT u.checkpoint_partition, u.checkpoint_name INTO checkpoint_partition, checkpoint_name
     FROM sync_first_undeclared_checkpoint(p_version, $4, $5, $6) u;
   IF checkpoint_partition IS NOT NULL THEN

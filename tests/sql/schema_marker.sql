@@ -3,7 +3,7 @@
 -- and "not declared" (sync_first_undeclared_checkpoint). Every refusal
 -- changes nothing.
 BEGIN;
-SELECT plan(47);
+SELECT plan(49);
 
 CREATE TEMP TABLE marker_before AS SELECT * FROM sync_schema_meta;
 CREATE FUNCTION pg_temp.marker_unchanged() RETURNS boolean LANGUAGE sql AS $$
@@ -102,6 +102,15 @@ SELECT lives_ok($$SELECT sync_set_schema_version(3, '{"t": [{"name": "id", "type
 SELECT lives_ok($$SELECT sync_set_schema_version(3, '{"t": [{"type": "text", "name": "id", "nullable": false}]}')$$,
   'the same version with the same layouts is accepted');
 SELECT is((SELECT schema_version FROM sync_schema_meta), 3::bigint, 'the marker is at 3');
+
+-- A stored marker another writer left unreadable disagrees with every
+-- configured schema; an empty one is an empty object.
+UPDATE sync_schema_meta SET layouts = '{"t": [';
+SELECT throws_ok($$SELECT sync_check_schema_version(3, '{"t": [{"name": "id", "type": "text", "nullable": false}]}')$$, '55000',
+  'stored schema layouts disagree with the configured schema at version 3 (the stored layouts are not a JSON object) — refusing to serve a database whose stored rows the running code cannot decode',
+  'stored layouts that are not JSON disagree');
+UPDATE sync_schema_meta SET layouts = '';
+SELECT is(sync_check_schema_version(3, '{}'), 'same', 'empty stored layouts are no tables');
 
 -- Pending: every checkpoint that is not activated.
 INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms) VALUES

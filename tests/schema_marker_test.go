@@ -171,7 +171,8 @@ func layoutsJSON(t *testing.T, sc gosync.Schema) string {
 // the pending view hold for every sync role: each role runs EnsureSchema's
 // checks and reads sync_pending_checkpoints; a violating call (bad
 // arguments, a newer marker, undeclared checkpoints) is refused the same way
-// for each and changes nothing; a login without a sync role is denied.
+// for each and changes nothing; sync_admin's bump below the marker gets the
+// same words; a login without a sync role is denied.
 func TestSchemaMarkerFunctionsForEveryRole(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
@@ -215,8 +216,25 @@ func TestSchemaMarkerFunctionsForEveryRole(t *testing.T) {
 				t.Errorf("%s: %s: SQLSTATE %q (%v), want %q", roleName(group), c.name, got, err, want)
 			}
 		}
+		// A DBA's bump below the marker: sync_admin gets the marker rule's
+		// words; every other role is denied the bump itself.
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SELECT sync_begin_schema_change()"); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "SELECT sync_set_schema_version(1, '{}')")
+			return err
+		})
+		var pg *pgconn.PgError
+		if group == "sync_admin" {
+			if !errors.As(err, &pg) || pg.Code != "55000" || pg.Message != tooNewWords {
+				t.Errorf("sync_admin: lowering the marker: %v, want 55000 %q", err, tooNewWords)
+			}
+		} else if sqlState(err) != "42501" {
+			t.Errorf("%s: bump: %v, want 42501", roleName(group), err)
+		}
 		s := gosync.New(pool)
-		err := s.EnsureSchema(ctx, markerSchema(), declared, nil)
+		err = s.EnsureSchema(ctx, markerSchema(), declared, nil)
 		if group == "" {
 			if sqlState(err) != "42501" {
 				t.Errorf("no sync role: EnsureSchema: %v, want 42501", err)

@@ -49,7 +49,9 @@ func (o *SchemaChangeOptions) withDefaults() SchemaChangeOptions {
 //     declaration set declares nothing);
 //  2. a stored version newer than schema.Version → ErrSchemaTooNew;
 //  3. the same version → the stored layouts and the physical columns of
-//     every table must match, else ErrSchemaMismatch naming table and column;
+//     every table must match, else ErrSchemaMismatch naming table and column
+//     (2 and 3 are SQL's rules, sync_check_schema_version, with the
+//     upstream server's words);
 //  4. an older or absent marker → one transaction that takes the migration
 //     lock first (sync_begin_schema_change), runs opts.DDL, writes the
 //     marker with the layouts and installs the declared checkpoints with
@@ -65,16 +67,16 @@ func (s *Store) EnsureSchema(ctx context.Context, schema Schema, declared []Chec
 		if err := s.checkIncomplete(ctx, schema.Version, declared); err != nil {
 			return err
 		}
-		meta, err := s.q.GetSchemaMeta(ctx, s.conn)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-		case err != nil:
+		// The marker rules are SQL's (sync_check_schema_version, which the
+		// bump runs too): 'absent' or 'older' → bump; 'same' → physical
+		// columns; a newer marker or other layouts → its refusal, mapped to
+		// ErrSchemaTooNew / ErrSchemaMismatch.
+		relation, err := s.q.CheckSchemaVersion(ctx, s.conn, db.CheckSchemaVersionParams{SchemaVersion: schema.Version, Layouts: schema.layouts().json()})
+		if err != nil {
 			return MapError(err)
-		case meta.SchemaVersion > schema.Version:
-			return fmt.Errorf("%w: stored schema version %d is newer than the configured schema (%d) — refusing to run an older server against a migrated database",
-				ErrSchemaTooNew, meta.SchemaVersion, schema.Version)
-		case meta.SchemaVersion == schema.Version:
-			return s.checkSameVersion(ctx, schema, meta.Layouts)
+		}
+		if relation == "same" {
+			return s.checkSameVersion(ctx, schema)
 		}
 		err = s.bump(ctx, schema, declared, o)
 		switch {
@@ -121,18 +123,10 @@ func (s *Store) checkIncomplete(ctx context.Context, version int64, declared []C
 		ErrCheckpointIncomplete, r.Name, r.Partition, version)
 }
 
-// checkSameVersion: version equality is not layout equality. A marker
-// written by another build at the same version describes rows this code
-// cannot decode, and a table missing a column fails at its first write.
-func (s *Store) checkSameVersion(ctx context.Context, schema Schema, storedText string) error {
-	stored, err := parseLayouts(storedText)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
-	}
-	if where := schema.layouts().mismatch(stored); where != "" {
-		return fmt.Errorf("%w: stored schema layouts disagree with the configured schema at version %d (%s) — refusing to serve a database whose stored rows the running code cannot decode",
-			ErrSchemaMismatch, schema.Version, where)
-	}
+// checkSameVersion: the stored layouts match (sync_check_schema_version);
+// the physical tables must have every configured column too, or the first
+// write fails.
+func (s *Store) checkSameVersion(ctx context.Context, schema Schema) error {
 	for _, t := range schema.Tables {
 		have, err := s.q.PhysicalColumns(ctx, s.conn, t.Name)
 		if err != nil {

@@ -71,9 +71,14 @@ var (
 
 	// EnsureSchema's refusals at start-up.
 	//
-	// ErrSchemaTooNew: the database was migrated by a newer server.
+	// ErrSchemaTooNew: the database was migrated by a newer server. The
+	// rule is SQL's (sync_check_schema_version, also run by
+	// sync_set_schema_version): MapError maps its refusal (SQLSTATE 55000,
+	// the upstream server's sentence) to this sentinel.
 	ErrSchemaTooNew = errors.New("gosync: stored schema is newer than the configured schema")
-	// ErrSchemaMismatch: same version, different layouts or physical columns.
+	// ErrSchemaMismatch: same version, different layouts (mapped from
+	// sync_check_schema_version like ErrSchemaTooNew) or a configured
+	// column missing from the physical table (checked in Go).
 	ErrSchemaMismatch = errors.New("gosync: stored schema disagrees with the configured schema")
 	// ErrLockBusy: the schema bump could not take the migration lock within
 	// its time budget (writers kept sync_partitions busy).
@@ -124,6 +129,13 @@ func init() {
 	}
 }
 
+// markerRefusals maps the marker rules' messages (sync_check_schema_version,
+// SQLSTATE 55000, the upstream server's words) by their fixed beginning.
+var markerRefusals = map[string]error{
+	"stored schema version ":                                     ErrSchemaTooNew,
+	"stored schema layouts disagree with the configured schema ": ErrSchemaMismatch,
+}
+
 // StorageError is a refusal raised by the database. It matches its sentinel
 // with errors.Is and unwraps to the *pgconn.PgError.
 type StorageError struct {
@@ -140,6 +152,8 @@ func (e *StorageError) Error() string {
 		return ErrInvalidArgument.Error() + ": a string holds a NUL byte or invalid UTF-8, which Postgres text cannot store (" + e.PG.Message + ")"
 	case e.Kind == ErrInvalidArgument:
 		return "gosync: " + e.PG.Message // the SQL check's "invalid argument: ..."
+	case e.Kind == ErrSchemaTooNew || e.Kind == ErrSchemaMismatch:
+		return e.Kind.Error() + ": " + e.PG.Message // the upstream words
 	case e.PG.Detail != "":
 		return e.Kind.Error() + ": " + e.PG.Detail
 	}
@@ -167,6 +181,12 @@ func MapError(err error) error {
 	case "22023", // invalid_parameter_value, raised by sync_assert_*
 		"22021": // character_not_in_repertoire: a NUL byte in a text argument
 		return &StorageError{Kind: ErrInvalidArgument, PG: pg}
+	case "55000": // object_not_in_prerequisite_state: sync_check_schema_version's refusals
+		for prefix, kind := range markerRefusals {
+			if strings.HasPrefix(pg.Message, prefix) {
+				return &StorageError{Kind: kind, PG: pg}
+			}
+		}
 	case "42P16": // invalid_table_definition
 		if strings.HasPrefix(pg.Message, ErrCannotAdopt.Error()) {
 			return &StorageError{Kind: ErrCannotAdopt, PG: pg}

@@ -1,6 +1,7 @@
 package gosync
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -87,12 +88,12 @@ func FuzzSchemaValidate(f *testing.F) {
 				seen[c.Name] = true
 			}
 		}
-		back, err := parseLayouts(s.layouts().json())
-		if err != nil {
+		back := layouts{}
+		if err := json.Unmarshal([]byte(s.layouts().json()), &back); err != nil {
 			t.Fatal(err)
 		}
-		if where := s.layouts().mismatch(back); where != "" {
-			t.Fatalf("layouts do not survive JSON: %s", where)
+		if !reflect.DeepEqual(back, s.layouts()) {
+			t.Fatalf("layouts do not survive JSON: %v, want %v", back, s.layouts())
 		}
 	})
 }

@@ -3,7 +3,6 @@ package gosync
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -99,51 +98,4 @@ func (s Schema) layouts() layouts {
 func (l layouts) json() string {
 	b, _ := json.Marshal(l) // map keys sorted: a stable text for a stable schema
 	return string(b)
-}
-
-func parseLayouts(text string) (layouts, error) {
-	l := layouts{}
-	if text == "" {
-		return l, nil
-	}
-	if err := json.Unmarshal([]byte(text), &l); err != nil {
-		return nil, fmt.Errorf("stored schema layouts are not valid JSON: %w", err)
-	}
-	return l, nil
-}
-
-// mismatch compares stored layouts with configured ones column by column
-// (name, type, nullability) and returns where they first disagree, "" when
-// they agree. Tables are visited in name order, so the answer is stable.
-func (configured layouts) mismatch(stored layouts) string {
-	for _, name := range sortedKeys(configured) {
-		want, have := configured[name], stored[name]
-		for i := 0; i < max(len(want), len(have)); i++ {
-			if i < len(want) && i < len(have) && want[i] == have[i] {
-				continue
-			}
-			column := ""
-			if i < len(want) {
-				column = want[i].Name
-			} else {
-				column = have[i].Name
-			}
-			return fmt.Sprintf("table %q column %q", name, column)
-		}
-	}
-	for _, name := range sortedKeys(stored) {
-		if _, ok := configured[name]; !ok {
-			return fmt.Sprintf("table %q", name)
-		}
-	}
-	return ""
-}
-
-func sortedKeys(l layouts) []string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

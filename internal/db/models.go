@@ -105,6 +105,17 @@ type SyncPartitionRegistry struct {
 	LastAuthenticatedAtMs int64
 }
 
+type SyncPendingCheckpoint struct {
+	Partition     string
+	Name          string
+	SchemaVersion int32
+	State         string
+	Watermark     int64
+	OwnerEpoch    int64
+	ObservedRows  int64
+	UpdatedAtMs   int64
+}
+
 type SyncPushResult struct {
 	Partition      string
 	ClientID       string

@@ -18,15 +18,29 @@ func (q *Queries) BeginSchemaChange(ctx context.Context, db DBTX) error {
 	return err
 }
 
+const checkSchemaVersion = `-- name: CheckSchemaVersion :one
+SELECT sync_check_schema_version($1::bigint, $2::text)::text AS relation
+`
+
+type CheckSchemaVersionParams struct {
+	SchemaVersion int64
+	Layouts       string
+}
+
+// CheckSchemaVersion: the marker rules (sync_check_schema_version): 'absent',
+// 'older' or 'same', else a refusal with the upstream words (55000).
+func (q *Queries) CheckSchemaVersion(ctx context.Context, db DBTX, arg CheckSchemaVersionParams) (string, error) {
+	row := db.QueryRow(ctx, checkSchemaVersion, arg.SchemaVersion, arg.Layouts)
+	var relation string
+	err := row.Scan(&relation)
+	return relation, err
+}
+
 const firstUndeclaredIncomplete = `-- name: FirstUndeclaredIncomplete :one
-SELECT c.partition, c.name FROM sync_backfill_checkpoints c
- WHERE c.schema_version = $1 AND c.state <> 'activated'
-   AND c.name <> ALL ($2::text[])
-   AND (c.partition, c.name) NOT IN (
-         SELECT ($3::text[])[i], ($4::text[])[i]
-           FROM generate_subscripts($3::text[], 1) AS i)
- ORDER BY c.partition, c.name
- LIMIT 1
+SELECT u.checkpoint_partition::text AS partition, u.checkpoint_name::text AS name
+  FROM sync_first_undeclared_checkpoint($1::integer, $2::text[],
+         $3::text[], $4::text[]) u
+ WHERE u.checkpoint_name IS NOT NULL
 `
 
 type FirstUndeclaredIncompleteParams struct {
@@ -41,9 +55,9 @@ type FirstUndeclaredIncompleteRow struct {
 	Name      string
 }
 
-// The first checkpoint of a version that is not activated and not declared
-// (by name for every partition, or by pair), set-based: the declarations
-// travel as arrays, the pairs are one hashed anti-join.
+// The first pending checkpoint of a version that the caller did not declare
+// (by name for every partition, or by pair): sync_first_undeclared_checkpoint,
+// the walk sync_serve_check runs too. No row when there is none.
 func (q *Queries) FirstUndeclaredIncomplete(ctx context.Context, db DBTX, arg FirstUndeclaredIncompleteParams) (FirstUndeclaredIncompleteRow, error) {
 	row := db.QueryRow(ctx, firstUndeclaredIncomplete,
 		arg.SchemaVersion,

@@ -7,18 +7,18 @@
 --                in the requested partition (the lowest name) always, else
 --                the first one elsewhere, by (partition, name), that the
 --                caller did not declare.
--- A pending checkpoint is declared when its name is in declared_names (a
--- projection declared for every partition) or its (partition, name) pair is
--- in declared_partitions / declared_partition_names (parallel arrays). Fail
--- closed: nothing declared declares nothing.
+-- Pending is sync_pending_checkpoints (not activated) at the running
+-- version; "not declared" is sync_first_undeclared_checkpoint (by name for
+-- every partition, or by (partition, name) pair; nothing declared declares
+-- nothing). Bad arguments (sync_assert_key, sync_assert_nonnegative,
+-- sync_assert_declarations) are refused with 22023 before any step, whatever
+-- the refusal would have been.
 --
 -- Index-driven, so it costs the same with 10 or 10^5 pending checkpoints:
--- the requested partition is one primary-key range; elsewhere, it steps
--- through the distinct pending names (sync_backfill_checkpoints_pending,
--- one index probe each) and for an undeclared name reads its first pending
--- partition not declared as a pair. Only rows declared by pair are ever
--- skipped, never rows declared by name. PL/pgSQL, not SQL: a parameterized
--- SQL function cannot read distributed tables on Citus.
+-- the requested partition is one primary-key range; elsewhere is
+-- sync_first_undeclared_checkpoint's walk of the pending index. PL/pgSQL,
+-- not SQL: a parameterized SQL function cannot read distributed tables on
+-- Citus.
 CREATE OR REPLACE FUNCTION sync_serve_check(
   partition text, running_schema_version integer, expected_log_epoch text DEFAULT NULL,
   declared_names text[] DEFAULT '{}', declared_partitions text[] DEFAULT '{}',
@@ -32,17 +32,10 @@ AS $$
 DECLARE
   p_partition ALIAS FOR $1;
   p_version ALIAS FOR $2;
-  pending_name text := '';
-  found_partition text;
 BEGIN
   PERFORM sync_assert_key('partition', p_partition);
   PERFORM sync_assert_nonnegative('running_schema_version', p_version);
-  IF $4 IS NULL OR $5 IS NULL OR $6 IS NULL OR cardinality($5) <> cardinality($6)
-     OR array_position($4, NULL) IS NOT NULL OR array_position($5, NULL) IS NOT NULL
-     OR array_position($6, NULL) IS NOT NULL THEN
-    RAISE EXCEPTION 'invalid argument: declared_names, declared_partitions and declared_partition_names must be arrays without NULLs, the last two of the same length'
-      USING ERRCODE = 'invalid_parameter_value';
-  END IF;
+  PERFORM sync_assert_declarations($4, $5, $6);
 
   stored_schema_version := coalesce((SELECT m.schema_version FROM sync_schema_meta m WHERE m.id = 1), 0);
   log_epoch := (SELECT r.log_epoch FROM sync_partition_registry r WHERE r.partition = p_partition);
@@ -55,8 +48,8 @@ BEGIN
     RETURN;
   END IF;
 
-  SELECT c.name INTO checkpoint_name FROM sync_backfill_checkpoints c
-   WHERE c.partition = p_partition AND c.schema_version = p_version AND c.state <> 'activated'
+  SELECT c.name INTO checkpoint_name FROM sync_pending_checkpoints c
+   WHERE c.partition = p_partition AND c.schema_version = p_version
    ORDER BY c.name LIMIT 1;
   IF FOUND THEN
     refusal := 'checkpoint';
@@ -64,22 +57,15 @@ BEGIN
     RETURN;
   END IF;
 
-  LOOP
-    SELECT c.name INTO pending_name FROM sync_backfill_checkpoints c
-     WHERE c.schema_version = p_version AND c.state <> 'activated' AND c.name > pending_name
-     ORDER BY c.name LIMIT 1;
-    EXIT WHEN NOT FOUND;
-    CONTINUE WHEN pending_name = ANY ($4);
-    SELECT c.partition INTO found_partition FROM sync_backfill_checkpoints c
-     WHERE c.schema_version = p_version AND c.state <> 'activated' AND c.name = pending_name
-       AND c.partition NOT IN (SELECT d.p FROM unnest($5, $6) AS d(p, n) WHERE d.n = pending_name)
-     ORDER BY c.partition LIMIT 1;
-    IF FOUND AND (checkpoint_partition IS NULL
-                  OR (found_partition, pending_name) < (checkpoint_partition, checkpoint_name)) THEN
-      checkpoint_partition := found_partition;
-      checkpoint_name := pending_name;
-    END IF;
-  END LOOP;
+  -- Elsewhere. Nothing pending at all (the steady state) costs one index
+  -- probe, the walk's first step, and no nested call. (ORDER BY keeps it on
+  -- the pending index: mid-migration a bare EXISTS would plan a seq scan.)
+  PERFORM FROM sync_pending_checkpoints c WHERE c.schema_version = p_version ORDER BY c.name LIMIT 1;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  SELECT u.checkpoint_partition, u.checkpoint_name INTO checkpoint_partition, checkpoint_name
+    FROM sync_first_undeclared_checkpoint(p_version, $4, $5, $6) u;
   IF checkpoint_partition IS NOT NULL THEN
     refusal := 'checkpoint';
   END IF;

@@ -1,7 +1,7 @@
 -- The serve gate in one round trip: the stored schema version (0 without a
 -- marker), the partition's log epoch (NULL when unregistered) and every
--- checkpoint of the running schema version that is not activated yet, in any
--- partition, ordered by (partition, name). Call it on the connection (and in
+-- pending checkpoint (sync_pending_checkpoints) of the running schema
+-- version, in any partition, ordered by (partition, name). Call it on the connection (and in
 -- the transaction) that then writes or reads, so no migration can land in
 -- between. It lists every pending checkpoint (10^5 of them mid-migration at
 -- 10^5 partitions), so it is for DBAs and diagnostics (gosync gate,
@@ -22,8 +22,8 @@ AS $$
     (SELECT r.log_epoch FROM sync_partition_registry r WHERE r.partition = $1),
     coalesce((SELECT jsonb_agg(jsonb_build_object('partition', c.partition, 'name', c.name)
                                ORDER BY c.partition, c.name)
-                FROM sync_backfill_checkpoints c
-               WHERE c.schema_version = $2 AND c.state <> 'activated'),
+                FROM sync_pending_checkpoints c
+               WHERE c.schema_version = $2),
              '[]'::jsonb)
    WHERE sync_assert_key('partition', $1)
      AND sync_assert_nonnegative('running_schema_version', $2)

@@ -22,18 +22,19 @@ SELECT sync_install_checkpoints(
                           ORDER BY a.n, p.partition),
   @schema_version, sqlc.narg('now_ms')::bigint)::integer AS installed;
 
--- The first checkpoint of a version that is not activated and not declared
--- (by name for every partition, or by pair), set-based: the declarations
--- travel as arrays, the pairs are one hashed anti-join.
+-- CheckSchemaVersion: the marker rules (sync_check_schema_version): 'absent',
+-- 'older' or 'same', else a refusal with the upstream words (55000).
+-- name: CheckSchemaVersion :one
+SELECT sync_check_schema_version(@schema_version::bigint, @layouts::text)::text AS relation;
+
+-- The first pending checkpoint of a version that the caller did not declare
+-- (by name for every partition, or by pair): sync_first_undeclared_checkpoint,
+-- the walk sync_serve_check runs too. No row when there is none.
 -- name: FirstUndeclaredIncomplete :one
-SELECT c.partition, c.name FROM sync_backfill_checkpoints c
- WHERE c.schema_version = @schema_version AND c.state <> 'activated'
-   AND c.name <> ALL (@declared_names::text[])
-   AND (c.partition, c.name) NOT IN (
-         SELECT (@declared_partitions::text[])[i], (@declared_partition_names::text[])[i]
-           FROM generate_subscripts(@declared_partitions::text[], 1) AS i)
- ORDER BY c.partition, c.name
- LIMIT 1;
+SELECT u.checkpoint_partition::text AS partition, u.checkpoint_name::text AS name
+  FROM sync_first_undeclared_checkpoint(@schema_version::integer, @declared_names::text[],
+         @declared_partitions::text[], @declared_partition_names::text[]) u
+ WHERE u.checkpoint_name IS NOT NULL;
 
 -- PhysicalColumns resolves the table through to_regclass, which follows the
 -- session's search_path exactly as unqualified queries do (current_schema()

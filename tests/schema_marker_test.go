@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -354,51 +355,57 @@ func TestServeGateStillInlines(t *testing.T) {
 	}
 }
 
-// TestOneRuleEachDownRestores13: 00014's Down leaves the catalog exactly as
-// migrating to 00013 did — function bodies, SECURITY DEFINER, pinned paths,
-// grants and views — and Up again gives 00014's.
-func TestOneRuleEachDownRestores13(t *testing.T) {
-	ctx := context.Background()
-	d := pgtest.NewEmpty(t)
-	p, err := gosync.NewMigrator(ctx, d.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	dump := func() string {
-		t.Helper()
-		var extra string
-		err := d.Pool.QueryRow(ctx, `SELECT concat_ws(E'\n',
-			(SELECT string_agg(p.oid::regprocedure::text || ' ' || coalesce(p.proacl::text, 'default'), E'\n' ORDER BY p.oid::regprocedure::text)
-			   FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace),
-			(SELECT string_agg(c.relname || ' ' || coalesce(c.relacl::text, 'default') || ' ' || pg_get_viewdef(c.oid), E'\n' ORDER BY c.relname)
-			   FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'v'))`).Scan(&extra)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return dumpWholeCatalog(t, d.Pool) + "## acl and views\n" + extra
-	}
-	if _, err := p.UpTo(ctx, 13); err != nil {
-		t.Fatal(err)
-	}
-	at13 := dump()
-	if _, err := p.Up(ctx); err != nil {
-		t.Fatal(err)
-	}
-	at14 := dump()
-	if at14 == at13 {
-		t.Fatal("00014 changed nothing in the catalog")
-	}
-	if _, err := p.DownTo(ctx, 13); err != nil {
-		t.Fatal(err)
-	}
-	if again := dump(); again != at13 {
-		t.Fatalf("catalog after 00014's Down differs from 00013's:\n%s", lineDiff(at13, again))
-	}
-	if _, err := p.Up(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if again := dump(); again != at14 {
-		t.Fatalf("catalog after 00014 down/up differs:\n%s", lineDiff(at14, again))
+// TestReplacingMigrationsDownRestore: each migration that replaces landed
+// functions (00014, 00015) has a Down that leaves the catalog exactly as
+// the previous version did — function bodies, SECURITY DEFINER, pinned
+// paths, grants and views — and Up again gives its own.
+func TestReplacingMigrationsDownRestore(t *testing.T) {
+	for _, version := range []int64{14, 15} {
+		t.Run(fmt.Sprintf("%05d", version), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			d := pgtest.NewEmpty(t)
+			p, err := gosync.NewMigrator(ctx, d.Pool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			dump := func() string {
+				t.Helper()
+				var extra string
+				err := d.Pool.QueryRow(ctx, `SELECT concat_ws(E'\n',
+					(SELECT string_agg(p.oid::regprocedure::text || ' ' || coalesce(p.proacl::text, 'default'), E'\n' ORDER BY p.oid::regprocedure::text)
+					   FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace),
+					(SELECT string_agg(c.relname || ' ' || coalesce(c.relacl::text, 'default') || ' ' || pg_get_viewdef(c.oid), E'\n' ORDER BY c.relname)
+					   FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'v'))`).Scan(&extra)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return dumpWholeCatalog(t, d.Pool) + "## acl and views\n" + extra
+			}
+			if _, err := p.UpTo(ctx, version-1); err != nil {
+				t.Fatal(err)
+			}
+			before := dump()
+			if _, err := p.UpTo(ctx, version); err != nil {
+				t.Fatal(err)
+			}
+			after := dump()
+			if after == before {
+				t.Fatalf("%05d changed nothing in the catalog", version)
+			}
+			if _, err := p.DownTo(ctx, version-1); err != nil {
+				t.Fatal(err)
+			}
+			if again := dump(); again != before {
+				t.Fatalf("catalog after %05d's Down differs from %05d's:\n%s", version, version-1, lineDiff(before, again))
+			}
+			if _, err := p.UpTo(ctx, version); err != nil {
+				t.Fatal(err)
+			}
+			if again := dump(); again != after {
+				t.Fatalf("catalog after %05d down/up differs:\n%s", version, lineDiff(after, again))
+			}
+		})
 	}
 }

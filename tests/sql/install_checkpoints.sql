@@ -1,6 +1,7 @@
--- pgTAP: set-based installs (sync_install_checkpoints).
+-- pgTAP: set-based installs (sync_install_checkpoints), and the single
+-- install (sync_install_checkpoint), which is the same body for one pair.
 BEGIN;
-SELECT plan(14);
+SELECT plan(23);
 
 SELECT lives_ok($$SELECT sync_declare_checkpoint('p1', 'a', 3, 5)$$, 'an existing declaration at version 3');
 SELECT is(sync_install_checkpoints(ARRAY['p1', 'p1', 'p2', 'p3', 'p3'], ARRAY['a', 'b', 'a', 'a', 'a'], 2, 1000), 3,
@@ -31,6 +32,26 @@ SELECT is((SELECT (SELECT string_agg(format('%s', c), ',' ORDER BY partition, na
       || (SELECT string_agg(format('%s', f), ',' ORDER BY partition) FROM sync_writer_fence f)
       || (SELECT string_agg(format('%s', p), ',' ORDER BY partition) FROM sync_partitions p)),
   (SELECT state FROM before), 'refused calls changed nothing');
+
+-- The single install: the same rules through the same body.
+SELECT throws_ok($$SELECT sync_install_checkpoint(NULL, 'a', 2)$$, '22023',
+  'invalid argument: partition must be a non-empty string', 'single: NULL partition');
+SELECT throws_ok($$SELECT sync_install_checkpoint('p4', '', 2)$$, '22023',
+  'invalid argument: name must be a non-empty string', 'single: empty name');
+SELECT throws_ok($$SELECT sync_install_checkpoint('p4', 'a', 0)$$, '22023', NULL, 'single: version below 1');
+SELECT is((SELECT (SELECT string_agg(format('%s', c), ',' ORDER BY partition, name) FROM sync_backfill_checkpoints c)
+      || (SELECT string_agg(format('%s', f), ',' ORDER BY partition) FROM sync_writer_fence f)
+      || (SELECT string_agg(format('%s', p), ',' ORDER BY partition) FROM sync_partitions p)),
+  (SELECT state FROM before), 'single: refused calls changed nothing');
+SELECT lives_ok($$SELECT sync_install_checkpoint('p2', 'c', 1, 7)$$, 'single: a lower version ...');
+SELECT results_eq($$SELECT schema_version FROM sync_backfill_checkpoints WHERE partition = 'p2' AND name = 'c'$$,
+  $$VALUES (4)$$, '... never re-declares an existing row ...');
+SELECT is((SELECT required_writer_version FROM sync_writer_fence WHERE partition = 'p2'), 4, '... nor lowers the fence');
+SELECT lives_ok($$SELECT sync_install_checkpoint('p9', 'd', 5)$$, 'single: a new partition ...');
+SELECT results_eq($$SELECT (SELECT count(*) FROM sync_partitions WHERE partition = 'p9'),
+                           (SELECT schema_version FROM sync_backfill_checkpoints WHERE partition = 'p9' AND name = 'd'),
+                           (SELECT required_writer_version FROM sync_writer_fence WHERE partition = 'p9')$$,
+  $$VALUES (1::bigint, 5, 5)$$, '... gets its sync_partitions row, its checkpoint and its fence');
 
 SELECT * FROM finish();
 ROLLBACK;

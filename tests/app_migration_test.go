@@ -48,7 +48,7 @@ func TestAppGooseMigrationBumpsSchema(t *testing.T) {
 		t.Fatalf("EnsureSchema after the app migration: %v", err)
 	}
 	for _, partition := range []string{"p1", "p2"} {
-		if f := fenceOf(t, d, partition); f != 2 {
+		if f := fenceOf(t, d.Pool, partition); f != 2 {
 			t.Fatalf("fence of %s = %d, want 2", partition, f)
 		}
 		cp, err := s.Checkpoint(ctx, partition, "todos_by_owner")

@@ -11,61 +11,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/gosync/gosync/gosync"
-	"github.com/gosync/gosync/internal/pgtest"
 	"github.com/gosync/gosync/internal/todos"
 )
-
-// backfillDB is a database where v1 writers wrote n todo changes to p1,
-// then the v2 bump declared todos_by_owner for p1.
-func backfillDB(t *testing.T, n int) (*pgtest.DB, *gosync.Store) {
-	t.Helper()
-	ctx := context.Background()
-	d, s := v1DB(t)
-	if err := todos.SeedLog(ctx, d.Pool, "p1", n, 300, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.EnsureSchema(ctx, todosSchema(2), []gosync.CheckpointDeclaration{todosByOwner}, todosDDL(2)); err != nil {
-		t.Fatal(err)
-	}
-	return d, s
-}
 
 func todosBackfill(knobs *gosync.BackfillKnobs) gosync.Backfill {
 	return gosync.Backfill{Partition: "p1", Name: todos.Projection, SchemaVersion: 2,
 		Sources: []string{todos.Source}, Apply: todos.Apply, Knobs: knobs}
-}
-
-// projectionDiff compares p1's projection with a from-scratch rebuild from
-// the log through seq (all of it when seq < 0); "" when equal.
-func projectionDiff(t *testing.T, d *pgtest.DB, through int64) string {
-	t.Helper()
-	return projectionDiffIn(t, d, "p1", through)
-}
-
-// projectionDiffIn is projectionDiff for any partition.
-func projectionDiffIn(t *testing.T, d *pgtest.DB, partition string, through int64) string {
-	t.Helper()
-	ctx := context.Background()
-	var diff string
-	err := d.Pool.QueryRow(ctx, `
-		WITH want AS (
-		  SELECT partition, todo_id, owner_id, title
-		    FROM (SELECT DISTINCT ON (row_id) partition, row_id AS todo_id, op,
-		                 convert_from(payload, 'UTF8')::jsonb ->> 'owner' AS owner_id,
-		                 convert_from(payload, 'UTF8')::jsonb ->> 'title' AS title
-		            FROM sync_changes
-		           WHERE partition = $2 AND tbl = 'todos' AND ($1 < 0 OR commit_seq <= $1)
-		           ORDER BY row_id, commit_seq DESC, idx DESC) last
-		   WHERE op = 1),
-		have AS (SELECT partition, todo_id, owner_id, title FROM todos_by_owner WHERE partition = $2)
-		SELECT coalesce(string_agg(format('%s %s', side, r), '; '), '') FROM (
-		  (SELECT 'missing' AS side, w::text AS r FROM (SELECT * FROM want EXCEPT SELECT * FROM have) w)
-		  UNION ALL
-		  (SELECT 'extra', h::text FROM (SELECT * FROM have EXCEPT SELECT * FROM want) h)) d`, through, partition).Scan(&diff)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return diff
 }
 
 func TestBackfillFillsAndActivates(t *testing.T) {

@@ -30,25 +30,3 @@ func TestCatalogMatchesDesign(t *testing.T) {
 		t.Errorf("catalog differs from DESIGN.md section 2:\n%s", lineDiff(w, g))
 	}
 }
-
-// lineDiff lists the lines only in want (-) and only in got (+).
-func lineDiff(want, got string) string {
-	inGot := map[string]bool{}
-	for _, l := range strings.Split(got, "\n") {
-		inGot[l] = true
-	}
-	inWant := map[string]bool{}
-	var b strings.Builder
-	for _, l := range strings.Split(want, "\n") {
-		inWant[l] = true
-		if !inGot[l] {
-			b.WriteString("- " + l + "\n")
-		}
-	}
-	for _, l := range strings.Split(got, "\n") {
-		if !inWant[l] {
-			b.WriteString("+ " + l + "\n")
-		}
-	}
-	return b.String()
-}

@@ -6,44 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/gosync/gosync/db"
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
-
-type beginner interface {
-	Begin(context.Context) (pgx.Tx, error)
-}
-
-// pushChange appends one commit carrying writerVersion with one change to
-// tbl, holding the partition lock as a push does, and returns its commit_seq.
-func pushChange(ctx context.Context, conn beginner, partition, tbl string, writerVersion int64) (int64, error) {
-	var seq int64
-	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT FROM sync_lock_partition($1)", partition); err != nil {
-			return err
-		}
-		c, err := appendCommit(ctx, tx, partition, v(writerVersion))
-		if err != nil {
-			return err
-		}
-		seq = c.CommitSeq
-		_, err = tx.Exec(ctx, `INSERT INTO sync_changes VALUES ($1, $2, 0, $3, 'r', 1, 1, '{}', NULL)`, partition, seq, tbl)
-		return err
-	})
-	return seq, err
-}
-
-func mustPush(t *testing.T, conn beginner, partition, tbl string, writerVersion int64) int64 {
-	t.Helper()
-	seq, err := pushChange(context.Background(), conn, partition, tbl, writerVersion)
-	if err != nil {
-		t.Fatalf("push: %v", err)
-	}
-	return seq
-}
 
 func TestCheckpointLifecycle(t *testing.T) {
 	ctx := context.Background()
@@ -57,14 +22,14 @@ func TestCheckpointLifecycle(t *testing.T) {
 	if cp.State != gosync.StateDeclared || cp.OwnerEpoch != 0 || cp.Watermark != 0 || cp.SchemaVersion != 2 {
 		t.Fatalf("declared = %+v", cp)
 	}
-	if got := fenceOf(t, d, "p1"); got != 2 {
+	if got := fenceOf(t, d.Pool, "p1"); got != 2 {
 		t.Fatalf("fence after declare v2 = %d", got)
 	}
 	// A lower version never lowers the fence.
 	if _, err := s.DeclareCheckpoint(ctx, "p1", "other", 1); err != nil {
 		t.Fatal(err)
 	}
-	if got := fenceOf(t, d, "p1"); got != 2 {
+	if got := fenceOf(t, d.Pool, "p1"); got != 2 {
 		t.Fatalf("fence after declaring v1 over v2 = %d, want 2", got)
 	}
 	// An existing row is never re-declared, but the fence still rises.
@@ -75,7 +40,7 @@ func TestCheckpointLifecycle(t *testing.T) {
 	if again != cp {
 		t.Fatalf("re-declare changed the row: %+v, was %+v", again, cp)
 	}
-	if got := fenceOf(t, d, "p1"); got != 3 {
+	if got := fenceOf(t, d.Pool, "p1"); got != 3 {
 		t.Fatalf("fence after declaring v3 = %d, want 3", got)
 	}
 
@@ -308,27 +273,4 @@ func TestBadArgumentsChangeNothing(t *testing.T) {
 	if after := barrierState(t, d); after != before {
 		t.Fatalf("bad arguments changed the barrier tables:\nbefore %s\nafter  %s", before, after)
 	}
-}
-
-// barrierState is the barrier tables as text, for before/after comparisons.
-func barrierState(t *testing.T, d *pgtest.DB) string {
-	t.Helper()
-	var s string
-	err := d.Pool.QueryRow(context.Background(), `SELECT concat_ws(' | ',
-		(SELECT string_agg(format('%s', c), ',' ORDER BY partition, name) FROM sync_backfill_checkpoints c),
-		(SELECT string_agg(format('%s', f), ',' ORDER BY partition) FROM sync_writer_fence f),
-		(SELECT string_agg(format('%s', p), ',' ORDER BY partition) FROM sync_partitions p))`).Scan(&s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func fenceOf(t *testing.T, d *pgtest.DB, partition string) int64 {
-	t.Helper()
-	f, err := db.New().GetWriterFence(context.Background(), d.Pool, partition)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return int64(f.RequiredWriterVersion)
 }

@@ -3,14 +3,10 @@ package tests
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,65 +17,6 @@ import (
 	"github.com/gosync/gosync/internal/pgtest"
 	"github.com/gosync/gosync/internal/todos"
 )
-
-var cliBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "gosync-cli-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "gosync")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/gosync").CombinedOutput()
-	if err != nil {
-		return "", errors.New(string(out))
-	}
-	return bin, nil
-})
-
-type cliResult struct {
-	stdout, stderr string
-	code           int
-}
-
-// gosyncCLI runs the command as a subprocess, without DATABASE_URL in its
-// environment (the database is --db, or the embedded default).
-func gosyncCLI(t *testing.T, args ...string) cliResult {
-	t.Helper()
-	bin, err := cliBinary()
-	if err != nil {
-		t.Fatalf("build gosync: %v", err)
-	}
-	cmd := exec.Command(bin, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DATABASE_URL=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return cliResult{stdout.String(), stderr.String(), code}
-}
-
-func (r cliResult) json(t *testing.T, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, r.stdout)
-	}
-}
-
-func wantCode(t *testing.T, r cliResult, code int, args string) {
-	t.Helper()
-	if r.code != code {
-		t.Fatalf("gosync %s: exit %d, want %d\nstdout: %s\nstderr: %s", args, r.code, code, r.stdout, r.stderr)
-	}
-}
 
 func TestCLIBackfill(t *testing.T) {
 	d, _ := backfillDB(t, 3000)

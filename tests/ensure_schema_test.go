@@ -10,16 +10,7 @@ import (
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
-	"github.com/gosync/gosync/internal/todos"
 )
-
-// The example application (internal/todos) is the tests' application too.
-var (
-	todosSchema = todos.Schema
-	todosDDL    = todos.SchemaChange
-)
-
-var todosByOwner = gosync.CheckpointDeclaration{Partition: "p1", Name: "todos_by_owner", SchemaVersion: 2}
 
 func TestEnsureSchemaBumpInstallsMarkerAndCheckpoints(t *testing.T) {
 	ctx := context.Background()
@@ -48,7 +39,7 @@ func TestEnsureSchemaBumpInstallsMarkerAndCheckpoints(t *testing.T) {
 	if err != nil || cp.State != gosync.StateDeclared || cp.SchemaVersion != 2 {
 		t.Fatalf("declared checkpoint = %+v, %v", cp, err)
 	}
-	if f := fenceOf(t, d, "p1"); f != 2 {
+	if f := fenceOf(t, d.Pool, "p1"); f != 2 {
 		t.Fatalf("fence = %d, want 2", f)
 	}
 	// The DDL ran: the new column exists.

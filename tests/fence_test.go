@@ -9,30 +9,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/gosync/gosync/db"
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
 const fenceMessage = "sync.storage.writer_fence_rejected"
-
-// appendCommit appends through the generated query, as a Go service would;
-// version nil is an old binary that knows no writer_version.
-func appendCommit(ctx context.Context, q db.DBTX, partition string, version *int64) (db.SyncCommit, error) {
-	wv := pgtype.Int8{}
-	if version != nil {
-		wv = pgtype.Int8{Int64: *version, Valid: true}
-	}
-	c, err := db.New().AppendCommit(ctx, q, db.AppendCommitParams{
-		Partition: partition, ClientID: "c1", ClientCommitID: "cc-" + partition,
-		ActorID: "a1", CreatedAtMs: 1, WriterVersion: wv,
-	})
-	return c, gosync.MapError(err)
-}
-
-func v(n int64) *int64 { return &n }
 
 func TestWriterFence(t *testing.T) {
 	ctx := context.Background()
@@ -48,7 +30,7 @@ func TestWriterFence(t *testing.T) {
 	if _, err := d.Pool.Exec(ctx, "INSERT INTO sync_writer_fence VALUES ('P', 7)"); err != nil {
 		t.Fatal(err)
 	}
-	before := countCommits(t, d, "P")
+	before := countCommits(t, d.Pool, "P")
 	for _, tc := range []struct {
 		version *int64
 		offered string
@@ -66,10 +48,10 @@ func TestWriterFence(t *testing.T) {
 			t.Fatalf("detail = %q, want %q", pg.Detail, wantDetail)
 		}
 	}
-	if got := countCommits(t, d, "P"); got != before {
+	if got := countCommits(t, d.Pool, "P"); got != before {
 		t.Fatalf("rejected inserts left %d commits behind", got-before)
 	}
-	if seq := maxCommitSeq(t, d, "P"); seq != before {
+	if seq := maxCommitSeq(t, d.Pool, "P"); seq != before {
 		t.Fatalf("rejected inserts moved max_commit_seq to %d, want %d", seq, before)
 	}
 	for _, version := range []int64{7, 8} {
@@ -111,7 +93,7 @@ func TestWriterFenceRawInsert(t *testing.T) {
 			t.Fatalf("psql output lacks %q:\n%s", want, out)
 		}
 	}
-	if n := countCommits(t, d, "P"); n != 0 {
+	if n := countCommits(t, d.Pool, "P"); n != 0 {
 		t.Fatalf("raw inserts below the fence stored %d commits", n)
 	}
 }
@@ -155,22 +137,4 @@ func TestWriterFenceRollbackLeavesNothing(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("rolled-back fenced transaction left %d rows", n)
 	}
-}
-
-func countCommits(t *testing.T, d *pgtest.DB, partition string) int64 {
-	t.Helper()
-	var n int64
-	if err := d.Pool.QueryRow(context.Background(), "SELECT count(*) FROM sync_commits WHERE partition = $1", partition).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-func maxCommitSeq(t *testing.T, d *pgtest.DB, partition string) int64 {
-	t.Helper()
-	p, err := db.New().GetPartition(context.Background(), d.Pool, partition)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p.MaxCommitSeq
 }

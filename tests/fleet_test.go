@@ -17,26 +17,6 @@ import (
 	"github.com/gosync/gosync/internal/todos"
 )
 
-// fleetDB seeds n partitions with changes commits each and bumps to v2
-// with todos_by_owner declared in every partition.
-func fleetDB(t *testing.T, n, changes int) (*pgtest.DB, *gosync.Store, []string) {
-	t.Helper()
-	ctx := context.Background()
-	d, s := v1DB(t)
-	partitions := make([]string, n)
-	for i := range partitions {
-		partitions[i] = fmt.Sprintf("f%03d", i)
-		if err := todos.SeedLog(ctx, d.Pool, partitions[i], changes, 40, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	everywhere := []gosync.CheckpointDeclaration{{AllPartitions: true, Name: todos.Projection, SchemaVersion: 2}}
-	if err := s.EnsureSchema(ctx, todosSchema(2), everywhere, todosDDL(2)); err != nil {
-		t.Fatal(err)
-	}
-	return d, s, partitions
-}
-
 // processPool is one "process": its own pool, recognizable by its
 // application_name so the test can kill its backends.
 func processPool(t *testing.T, d *pgtest.DB, name string) *pgxpool.Pool {

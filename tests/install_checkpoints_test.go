@@ -39,7 +39,7 @@ func TestBumpDeclaresForEveryPartition(t *testing.T) {
 	var got []string
 	for _, cp := range cps {
 		got = append(got, cp.Partition+"/"+cp.Name+"/"+string(cp.State))
-		if f := fenceOf(t, d, cp.Partition); f != 2 {
+		if f := fenceOf(t, d.Pool, cp.Partition); f != 2 {
 			t.Errorf("fence of %s = %d, want 2", cp.Partition, f)
 		}
 	}

@@ -3,57 +3,11 @@ package tests
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
-
-// upstreamPush is a push the way the upstream server's Postgres storage
-// writes it, in one transaction on partition p1 (see upstreamPushTx).
-func upstreamPush(ctx context.Context, pool *pgxpool.Pool, clientCommitID string, writerVersion *int64) (int64, error) {
-	var seq int64
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) (err error) {
-		seq, err = upstreamPushTx(ctx, tx, "p1", clientCommitID, writerVersion)
-		return err
-	})
-	return seq, err
-}
-
-// upstreamPushTx is the upstream server's push statements in tx: allocate
-// the seq by upserting sync_partitions and insert the commit in one
-// statement, then its change, the change's scope and the push result.
-// writerVersion nil is an upstream server before 0.23.
-func upstreamPushTx(ctx context.Context, tx pgx.Tx, partition, clientCommitID string, writerVersion *int64) (int64, error) {
-	var seq int64
-	err := tx.QueryRow(ctx, `
-		WITH allocated AS (
-		  INSERT INTO sync_partitions(partition, max_commit_seq) VALUES ($1, 1)
-		  ON CONFLICT (partition) DO UPDATE SET max_commit_seq = sync_partitions.max_commit_seq + 1
-		  RETURNING max_commit_seq
-		)
-		INSERT INTO sync_commits(partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms, writer_version)
-		SELECT $1, max_commit_seq, $2, $3, $4, $5, $6 FROM allocated
-		RETURNING commit_seq`, partition, "c1", clientCommitID, "alice", int64(1700000000000), writerVersion).Scan(&seq)
-	if err != nil {
-		return 0, err
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO sync_changes(partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload)
-		VALUES ($1, $2, 0, 'todos', $3, 1, 1, '{"owner": "alice"}', '{}')`, partition, seq, "t-"+clientCommitID); err != nil {
-		return 0, err
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO sync_change_scopes(partition, tbl, var, value, commit_seq)
-		VALUES ($1, 'todos', 'owner', 'alice', $2)`, partition, seq); err != nil {
-		return 0, err
-	}
-	_, err = tx.Exec(ctx, `INSERT INTO sync_push_results(partition, client_id, client_commit_id, result)
-		VALUES ($1, $2, $3, $4)`, partition, "c1", clientCommitID, fmt.Sprintf(`{"status": "applied", "commitSeq": %d}`, seq))
-	return seq, err
-}
 
 // TestInteropUpstreamPush: the upstream server's DDL and gosync's
 // migrations meet in either order, and an upstream-shaped push appends to a

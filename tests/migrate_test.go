@@ -2,17 +2,12 @@ package tests
 
 import (
 	"context"
-	"io/fs"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
-	gosql "github.com/gosync/gosync/sql"
 )
 
 // TestMigrateRoundTripProvider: up, down to zero, up through goose's Provider
@@ -92,35 +87,4 @@ func assertNoSchema(t *testing.T, catalog string) {
 			t.Fatalf("down to 0 left %q behind", line)
 		}
 	}
-}
-
-// gooseBinary is $GOOSE_BIN (the Makefile builds bin/goose), else the pinned
-// goose CLI built from tools/go.mod.
-func gooseBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("GOOSE_BIN"); bin != "" {
-		return bin
-	}
-	bin := filepath.Join(t.TempDir(), "goose")
-	cmd := exec.Command("go", "build", "-tags", "no_clickhouse no_libsql no_mssql no_mysql no_sqlite3 no_vertica no_ydb",
-		"-o", bin, "github.com/pressly/goose/v3/cmd/goose")
-	cmd.Dir = "../tools"
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build goose CLI: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// latestVersion is the version of the newest embedded migration.
-func latestVersion(t *testing.T) int64 {
-	t.Helper()
-	files, err := fs.Glob(gosql.Migrations(), "*.sql")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no migrations: %v", err)
-	}
-	v, err := strconv.ParseInt(strings.SplitN(files[len(files)-1], "_", 2)[0], 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }

@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -13,31 +12,6 @@ import (
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
-
-func todoCommit(id string, nChanges int) gosync.Commit {
-	c := gosync.Commit{ClientID: "client-1", ClientCommitID: id, ActorID: "u1", CreatedAtMs: 1000}
-	for i := 0; i < nChanges; i++ {
-		rv := int64(i + 1)
-		c.Changes = append(c.Changes, gosync.Change{
-			Table: "todos", RowID: fmt.Sprintf("%s-r%d", id, i), Op: 1, RowVersion: &rv,
-			Scopes: map[string][]string{"owner": {"u1"}}, Payload: []byte(`{"title":"x"}`),
-		})
-	}
-	return c
-}
-
-// readyDB returns a database at schema v2 with todos_by_owner declared for p1.
-func readyDB(t *testing.T) (*pgtest.DB, *gosync.Store) {
-	t.Helper()
-	d := pgtest.New(t)
-	s := gosync.New(d.Pool)
-	if err := s.EnsureSchema(context.Background(), todosSchema(2), []gosync.CheckpointDeclaration{todosByOwner}, todosDDL(2)); err != nil {
-		t.Fatal(err)
-	}
-	return d, s
-}
-
-var serverV2 = gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointDeclaration{todosByOwner}}
 
 func TestPushAppendsCommitChangesAndScopes(t *testing.T) {
 	ctx := context.Background()
@@ -102,19 +76,6 @@ func TestPushRefusedByGate(t *testing.T) {
 			t.Errorf("%s: a refused push changed the log:\nbefore %s\nafter  %s", tc.name, before, after)
 		}
 	}
-}
-
-// logState is every log table's row count and the partitions' seqs.
-func logState(t *testing.T, d *pgtest.DB) string {
-	t.Helper()
-	var s string
-	if err := d.Pool.QueryRow(context.Background(), `SELECT concat_ws(' ',
-		(SELECT count(*) FROM sync_commits), (SELECT count(*) FROM sync_changes),
-		(SELECT count(*) FROM sync_change_scopes), (SELECT count(*) FROM sync_push_results),
-		(SELECT string_agg(format('%s', p), ',' ORDER BY partition) FROM sync_partitions p))`).Scan(&s); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // TestPushConcurrentReplays: 16 connections push the same client commit at

@@ -4,76 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
-
-// loginURL creates a real login role, member of group (none when ""), and
-// returns its URL and name. The role is dropped when the test ends.
-func loginURL(t *testing.T, d *pgtest.DB, group string) (*url.URL, string) {
-	t.Helper()
-	ctx := context.Background()
-	name := fmt.Sprintf("%s_%s", d.Name, group)
-	if group == "" {
-		name = d.Name + "_nobody"
-	}
-	sql := fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD 'pw'", pgx.Identifier{name}.Sanitize())
-	if group != "" {
-		sql += " IN ROLE " + pgx.Identifier{group}.Sanitize()
-	}
-	if _, err := d.Pool.Exec(ctx, sql); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(d.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword(name, "pw")
-	t.Cleanup(func() {
-		_, _ = d.Pool.Exec(context.Background(), "DROP OWNED BY "+pgx.Identifier{name}.Sanitize()+"; DROP ROLE "+pgx.Identifier{name}.Sanitize())
-	})
-	return u, name
-}
-
-// loginAs returns a pool connected as a new login role in group (see
-// loginURL), with the runtime parameters given.
-func loginAs(t *testing.T, d *pgtest.DB, group string, runtime map[string]string) *pgxpool.Pool {
-	t.Helper()
-	ctx := context.Background()
-	u, name := loginURL(t, d, group)
-	cfg, err := pgxpool.ParseConfig(u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range runtime {
-		cfg.ConnConfig.RuntimeParams[k] = v
-	}
-	cfg.MaxConns = 2
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := pool.Ping(ctx); err != nil {
-		t.Fatalf("connect as %s: %v", name, err)
-	}
-	return pool
-}
-
-func sqlState(err error) string {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		return pg.Code
-	}
-	return ""
-}
 
 // TestRolePrivileges: for each group role, every operation is attempted for
 // real by a login member. Allowed ones run in a rolled-back transaction;

@@ -16,44 +16,11 @@ import (
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
-// v1DB is a database at schema v1 (todos without owner_id).
-func v1DB(t *testing.T) (*pgtest.DB, *gosync.Store) {
-	t.Helper()
-	d := pgtest.New(t)
-	s := gosync.New(d.Pool)
-	if err := s.EnsureSchema(context.Background(), todosSchema(1), nil, todosDDL(1)); err != nil {
-		t.Fatal(err)
-	}
-	return d, s
-}
-
-var serverV1 = gosync.Server{SchemaVersion: 1}
-
 // bumpToV2 starts the v2 schema bump in the background; opts tunes it.
 func bumpToV2(ctx context.Context, s *gosync.Store, opts *gosync.SchemaChangeOptions) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		done <- s.EnsureSchema(ctx, todosSchema(2), []gosync.CheckpointDeclaration{todosByOwner}, opts)
-	}()
-	return done
-}
-
-func within[T any](t *testing.T, what string, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(15 * time.Second):
-		t.Fatalf("%s: still waiting after 15s (blocked?)", what)
-		panic("unreachable")
-	}
-}
-
-func pushAsync(s *gosync.Store, partition, id string, srv gosync.Server) <-chan error {
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Push(context.Background(), partition, todoCommit(id, 2), srv)
-		done <- err
 	}()
 	return done
 }
@@ -169,28 +136,8 @@ func TestSchemaBumpHoldsWritersNotReaders(t *testing.T) {
 	if err := d.Pool.QueryRow(ctx, "SELECT writer_version FROM sync_commits WHERE partition = 'p3'").Scan(&wv); err != nil || wv != 2 {
 		t.Fatalf("v2 push stored writer_version %d, %v", wv, err)
 	}
-	if c := countCommits(t, d, "p2"); c != 0 {
+	if c := countCommits(t, d.Pool, "p2"); c != 0 {
 		t.Fatalf("the refused v1 push stored %d commits", c)
-	}
-}
-
-// waitForLockWaiters waits until n backends of the test database wait on a lock.
-func waitForLockWaiters(t *testing.T, d *pgtest.DB, n int) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var waiting int
-		if err := d.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d backends wait on a lock, want %d", waiting, n)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
@@ -39,15 +37,15 @@ func TestServeCheckMatchesOracle(t *testing.T) {
 		running := int64(1 + rng.IntN(2))
 		// Mostly at the running version, so the later rules get exercised.
 		if v := rng.IntN(8); v > 1 {
-			mustTx(t, tx, `INSERT INTO sync_schema_meta VALUES (1, $1, '{}')`, running)
+			mustExec(t, tx, `INSERT INTO sync_schema_meta VALUES (1, $1, '{}')`, running)
 		} else if v == 1 {
-			mustTx(t, tx, `INSERT INTO sync_schema_meta VALUES (1, $1, '{}')`, 3-running)
+			mustExec(t, tx, `INSERT INTO sync_schema_meta VALUES (1, $1, '{}')`, 3-running)
 		}
 		for i := rng.IntN(4); i > 0; i-- {
-			mustTx(t, tx, `INSERT INTO sync_partition_registry VALUES ($1, $2, false, 0) ON CONFLICT DO NOTHING`, pick("p", 6), pick("e", 2))
+			mustExec(t, tx, `INSERT INTO sync_partition_registry VALUES ($1, $2, false, 0) ON CONFLICT DO NOTHING`, pick("p", 6), pick("e", 2))
 		}
 		for i := rng.IntN(12); i > 0; i-- {
-			mustTx(t, tx, `INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms)
+			mustExec(t, tx, `INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms)
 				VALUES ($1, $2, $3, $4, 0) ON CONFLICT DO NOTHING`,
 				pick("p", 6), pick("n", 4), 1+rng.IntN(2), []string{"declared", "backfilling", "activated"}[rng.IntN(3)])
 		}
@@ -112,24 +110,6 @@ func TestServeCheckMatchesOracle(t *testing.T) {
 			t.Errorf("no randomized case ended %q: the generator does not cover the rule", k)
 		}
 	}
-}
-
-func mustTx(t *testing.T, tx pgx.Tx, sql string, args ...any) {
-	t.Helper()
-	if _, err := tx.Exec(context.Background(), sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
-// fillPending declares n pending checkpoints of version 2 named proj in as
-// many partitions, plus one of another projection in the last partition.
-func fillPending(t testing.TB, exec func(sql string, args ...any), n int) {
-	exec(`INSERT INTO sync_schema_meta VALUES (1, 2, '{}') ON CONFLICT (id) DO NOTHING`)
-	exec(`INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms)
-		SELECT 'w' || lpad(i::text, 7, '0'), 'proj', 2, 'declared', 0 FROM generate_series(1, $1) i`, n)
-	exec(`INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms)
-		VALUES ('w' || lpad($1::int::text, 7, '0'), 'other', 2, 'backfilling', 0)`, n)
-	exec(`ANALYZE sync_backfill_checkpoints`)
 }
 
 var actualRows = regexp.MustCompile(`Index (?:Only )?Scan[^\n]* on sync_backfill_checkpoints[^\n]*actual time=[0-9.]+\.\.[0-9.]+ rows=(\d+) loops=(\d+)`)

@@ -38,13 +38,11 @@ func TestAdoptUpstreamDatabase(t *testing.T) {
 	if v := recordedVersion(t, d.Pool, "gosync_db_version"); v != latestVersion(t) {
 		t.Fatalf("gosync_db_version records %d, want %d", v, latestVersion(t))
 	}
-	var legacy *string
-	if err := d.Pool.QueryRow(ctx, "SELECT to_regclass('goose_db_version')::text").Scan(&legacy); err != nil || legacy != nil {
-		t.Fatalf("goose_db_version = %v, %v; gosync must not create it", legacy, err)
+	if legacy := queryOne[*string](t, d.Pool, "SELECT to_regclass('goose_db_version')::text"); legacy != nil {
+		t.Fatalf("goose_db_version = %v; gosync must not create it", *legacy)
 	}
-	var writerVersion *int64
-	if err := d.Pool.QueryRow(ctx, "SELECT writer_version FROM sync_commits WHERE commit_seq = 1").Scan(&writerVersion); err != nil || writerVersion != nil {
-		t.Fatalf("adopted commit writer_version = %v, %v; want NULL", writerVersion, err)
+	if writerVersion := queryOne[*int64](t, d.Pool, "SELECT writer_version FROM sync_commits WHERE commit_seq = 1"); writerVersion != nil {
+		t.Fatalf("adopted commit writer_version = %v; want NULL", *writerVersion)
 	}
 
 	// 00001's Down drops the sync tables: gosync refuses to roll it back
@@ -117,9 +115,7 @@ func TestAdoptRefusesIncompatibleTables(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			d := upstreamDB(t, true)
-			if _, err := d.Pool.Exec(ctx, tc.breakIt); err != nil {
-				t.Fatal(err)
-			}
+			mustExec(t, d.Pool, tc.breakIt)
 			cols := tableColumns(t, d.Pool)
 			rows, catalog, app := tableRows(t, d.Pool, cols), dumpWholeCatalog(t, d.Pool), appTableCatalog(t, d.Pool, "todos")
 

@@ -67,8 +67,7 @@ func TestAppGooseMigrationBumpsSchema(t *testing.T) {
 	if _, err := p.Down(ctx); err == nil {
 		t.Fatal("down migration of a schema bump succeeded")
 	}
-	var version int64
-	if err := d.Pool.QueryRow(ctx, "SELECT schema_version FROM sync_schema_meta").Scan(&version); err != nil || version != 2 {
-		t.Fatalf("marker after the refused down: %d, %v", version, err)
+	if version := schemaVersion(t, d.Pool); version != 2 {
+		t.Fatalf("marker after the refused down: %d", version)
 	}
 }

@@ -216,19 +216,16 @@ func TestBackfillPrunedLog(t *testing.T) {
 	ctx := context.Background()
 	d, s := backfillDB(t, 100)
 	// The application's current rows, as of the whole log.
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO todos (id, title, owner_id)
-		SELECT todo_id, title, owner_id FROM (`+todos.RebuildQuery+`) r`, "p1"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `INSERT INTO todos (id, title, owner_id)
+		SELECT todo_id, title, owner_id FROM (`+todos.RebuildQuery+`) r`, "p1")
 	if _, err := s.PruneLog(ctx, "p1", 50); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.RunBackfill(ctx, todosBackfill(nil)); !errors.Is(err, gosync.ErrLogPruned) {
 		t.Fatalf("backfill over a pruned log: %v, want ErrLogPruned", err)
 	}
-	var rows int
-	if err := d.Pool.QueryRow(ctx, "SELECT count(*) FROM todos_by_owner").Scan(&rows); err != nil || rows != 0 {
-		t.Fatalf("refused backfill wrote %d projection rows, %v", rows, err)
+	if rows := queryOne[int](t, d.Pool, "SELECT count(*) FROM todos_by_owner"); rows != 0 {
+		t.Fatalf("refused backfill wrote %d projection rows", rows)
 	}
 
 	b := todosBackfill(nil)

@@ -121,9 +121,7 @@ func TestActivateRequiresFence(t *testing.T) {
 
 	// A checkpoint row written without its fence (by hand, or by a broken
 	// installer) cannot be activated.
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_backfill_checkpoints VALUES ('p1', 'bare', 2, 'backfilling', 0, 1, 0, 0)`); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `INSERT INTO sync_backfill_checkpoints VALUES ('p1', 'bare', 2, 'backfilling', 0, 1, 0, 0)`)
 	_, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "bare", OwnerEpoch: 1, Watermark: 0, Sources: nil})
 	if !errors.Is(err, gosync.ErrCheckpointFenceMissing) {
 		t.Fatalf("activate without a fence row: %v, want ErrCheckpointFenceMissing", err)
@@ -134,9 +132,7 @@ func TestActivateRequiresFence(t *testing.T) {
 	if _, err := s.DeclareCheckpoint(ctx, "p2", "other", 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_backfill_checkpoints VALUES ('p2', 'low', 3, 'declared', 0, 0, 0, 0)`); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `INSERT INTO sync_backfill_checkpoints VALUES ('p2', 'low', 3, 'declared', 0, 0, 0, 0)`)
 	cp, err := s.ClaimCheckpoint(ctx, "p2", "low", 3)
 	if err != nil {
 		t.Fatal(err)

@@ -247,11 +247,7 @@ func TestCLIBackfillAllInterrupted(t *testing.T) {
 	defer cmd.Process.Kill()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		var progress int64
-		if err := d.Pool.QueryRow(ctx, "SELECT coalesce(sum(watermark), 0) FROM sync_backfill_checkpoints").Scan(&progress); err != nil {
-			t.Fatal(err)
-		}
-		if progress >= 300 {
+		if progress := queryOne[int64](t, d.Pool, "SELECT coalesce(sum(watermark), 0) FROM sync_backfill_checkpoints"); progress >= 300 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -283,7 +279,9 @@ func TestCLIBackfillAllInterrupted(t *testing.T) {
 	if pending == 0 {
 		t.Fatal("every partition was activated before Ctrl-C: the test stopped nothing")
 	}
-	r := gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--workers", "2")
+	// The interrupted workers' claims stay until their lease runs out (30 s
+	// by default): a short lease lets the re-run take them over at once.
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--workers", "2", "--lease", "2s")
 	wantCode(t, r, 0, "backfill --all (resume)")
 	for _, p := range partitions {
 		if diff := projectionDiffIn(t, d, p, -1); diff != "" {
@@ -298,9 +296,7 @@ func TestCLIBackfillAllInterrupted(t *testing.T) {
 func TestCLIBackfillFailures(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
-	if _, err := d.Pool.Exec(ctx, "SELECT sync_declare_checkpoint('p1', 'todos_by_owner', 2)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "SELECT sync_declare_checkpoint('p1', 'todos_by_owner', 2)")
 	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
 	wantCode(t, r, 1, "backfill without a marker")
 	if !strings.Contains(r.stderr, "pass --version N") {
@@ -308,17 +304,14 @@ func TestCLIBackfillFailures(t *testing.T) {
 	}
 
 	d, s := backfillDB(t, 100)
-	if _, err := d.Pool.Exec(ctx, "DROP TABLE todos_by_owner"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "DROP TABLE todos_by_owner")
 	if _, err := s.PruneLog(ctx, "p1", 50); err != nil {
 		t.Fatal(err)
 	}
 	r = gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
 	wantCode(t, r, 1, "backfill over a pruned log")
-	var exists bool
-	if err := d.Pool.QueryRow(ctx, "SELECT to_regclass('todos_by_owner') IS NOT NULL").Scan(&exists); err != nil || exists {
-		t.Fatalf("a failed backfill left todos_by_owner behind (%v); stderr %q", err, r.stderr)
+	if queryOne[bool](t, d.Pool, "SELECT to_regclass('todos_by_owner') IS NOT NULL") {
+		t.Fatalf("a failed backfill left todos_by_owner behind; stderr %q", r.stderr)
 	}
 	if !strings.Contains(r.stderr, "pruned") {
 		t.Fatalf("backfill over a pruned log: %q", r.stderr)
@@ -350,10 +343,8 @@ func TestCLIBackfillAsBackfillRole(t *testing.T) {
 func TestCLIBackfillAllWithSQLFile(t *testing.T) {
 	ctx := context.Background()
 	d, _, partitions := fleetDB(t, 6, 400)
-	if _, err := d.Pool.Exec(ctx, `CREATE TABLE todo_titles (partition text, todo_id text, title text, PRIMARY KEY (partition, todo_id));
-		SELECT sync_install_checkpoints(array_agg(partition), array_agg('todo_titles'::text), 2) FROM sync_partitions`); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `CREATE TABLE todo_titles (partition text, todo_id text, title text, PRIMARY KEY (partition, todo_id));
+		SELECT sync_install_checkpoints(array_agg(partition), array_agg('todo_titles'::text), 2) FROM sync_partitions`)
 	r := gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--workers", "3", "--batch", "150",
 		"--name", "todo_titles", "--sources", "todos", "--apply", "../examples/backfill-sql/todo_titles.sql")
 	wantCode(t, r, 0, "backfill --all --apply")

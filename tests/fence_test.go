@@ -27,9 +27,7 @@ func TestWriterFence(t *testing.T) {
 		}
 	}
 
-	if _, err := d.Pool.Exec(ctx, "INSERT INTO sync_writer_fence VALUES ('P', 7)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "INSERT INTO sync_writer_fence VALUES ('P', 7)")
 	before := countCommits(t, d.Pool, "P")
 	for _, tc := range []struct {
 		version *int64
@@ -70,9 +68,7 @@ func TestWriterFence(t *testing.T) {
 func TestWriterFenceRawInsert(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
-	if _, err := d.Pool.Exec(ctx, "INSERT INTO sync_writer_fence VALUES ('P', 7)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "INSERT INTO sync_writer_fence VALUES ('P', 7)")
 	raw := `INSERT INTO sync_commits (partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms)
 	        VALUES ('P', 1, 'old', 'old-1', 'a', 1)`
 	_, err := d.Pool.Exec(ctx, raw, pgx.QueryExecModeSimpleProtocol)
@@ -104,9 +100,7 @@ func TestWriterFenceRawInsert(t *testing.T) {
 func TestWriterFenceRollbackLeavesNothing(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
-	if _, err := d.Pool.Exec(ctx, "INSERT INTO sync_writer_fence VALUES ('P', 7)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "INSERT INTO sync_writer_fence VALUES ('P', 7)")
 	tx, err := d.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -119,9 +113,7 @@ func TestWriterFenceRollbackLeavesNothing(t *testing.T) {
 		`INSERT INTO sync_changes VALUES ('P', $1, 0, 'todos', 'r1', 1, 1, '{}', NULL)`,
 		`INSERT INTO sync_change_scopes VALUES ('P', 'todos', 'owner', 'u1', $1)`,
 	} {
-		if _, err := tx.Exec(ctx, stmt, c.CommitSeq); err != nil {
-			t.Fatal(err)
-		}
+		mustExec(t, tx, stmt, c.CommitSeq)
 	}
 	if _, err := appendCommit(ctx, tx, "P", v(6)); !errors.Is(err, gosync.ErrWriterFenceRejected) {
 		t.Fatalf("err = %v, want ErrWriterFenceRejected", err)

@@ -87,10 +87,7 @@ func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
 	if err := <-victimDone; err == nil {
 		t.Fatal("the killed process finished without an error")
 	}
-	var orphaned int
-	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM sync_backfill_checkpoints WHERE state = 'backfilling'`).Scan(&orphaned); err != nil {
-		t.Fatal(err)
-	}
+	orphaned := queryOne[int](t, d.Pool, `SELECT count(*) FROM sync_backfill_checkpoints WHERE state = 'backfilling'`)
 	t.Logf("killed %d backends; the victim activated %d partitions and left %d backfilling", killed, len(victimRes.Activated), orphaned)
 	if orphaned == 0 {
 		t.Fatal("the victim left no partition mid-fill: the test proves nothing")
@@ -133,9 +130,8 @@ func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
 			t.Errorf("partition %s: projection differs from a rebuild: %s", p, diff)
 		}
 	}
-	var pending int
-	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM sync_backfill_checkpoints WHERE state <> 'activated'`).Scan(&pending); err != nil || pending != 0 {
-		t.Fatalf("%d checkpoints not activated, %v", pending, err)
+	if pending := queryOne[int](t, d.Pool, `SELECT count(*) FROM sync_backfill_checkpoints WHERE state <> 'activated'`); pending != 0 {
+		t.Fatalf("%d checkpoints not activated", pending)
 	}
 	t.Logf("survivors: %d and %d partitions activated, %d and %d taken over by a peer",
 		len(results[0].Activated), len(results[1].Activated), results[0].Lost, results[1].Lost)
@@ -151,9 +147,7 @@ func listenActivations(t *testing.T, d *pgtest.DB) func() map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+gosync.ActivationChannel); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, conn, "LISTEN "+gosync.ActivationChannel)
 	var mu sync.Mutex
 	counts := map[string]int{}
 	last := time.Now()
@@ -234,10 +228,8 @@ func TestFleetBackfillReports(t *testing.T) {
 func TestClaimNextNeverCollides(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
-	if _, err := d.Pool.Exec(ctx, `SELECT sync_install_checkpoints(array_agg('c' || i), array_agg('proj'::text), 2, 1000)
-		FROM generate_series(0, 7) i`); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `SELECT sync_install_checkpoints(array_agg('c' || i), array_agg('proj'::text), 2, 1000)
+		FROM generate_series(0, 7) i`)
 	const claimers = 12
 	conns := make([]*pgx.Conn, claimers)
 	for i := range conns {

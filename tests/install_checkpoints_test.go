@@ -78,13 +78,10 @@ func TestInstallCheckpointsConflictsWithOlderSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer writer.Rollback(ctx)
-	var fences int
-	if err := writer.QueryRow(ctx, "SELECT count(*) FROM sync_writer_fence").Scan(&fences); err != nil || fences != 0 {
-		t.Fatalf("snapshot: %d fences, %v", fences, err)
+	if fences := queryOne[int](t, writer, "SELECT count(*) FROM sync_writer_fence"); fences != 0 {
+		t.Fatalf("snapshot: %d fences", fences)
 	}
-	if _, err := d.Pool.Exec(ctx, "SELECT sync_install_checkpoints('{p1}', '{proj}', 2)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "SELECT sync_install_checkpoints('{p1}', '{proj}', 2)")
 	_, err = writer.Exec(ctx, `SELECT sync_append_commit('p1', 'c', 'late', 'a', 0, 1, '{}', '{}', '{}', '{}', '{}', '{}')`)
 	if code := sqlState(err); code != "40001" {
 		t.Fatalf("append at version 1 from a snapshot older than the fence: SQLSTATE %q (%v), want 40001", code, err)

@@ -47,9 +47,7 @@ func TestInteropUpstreamPush(t *testing.T) {
 			if seq, err := upstreamPush(ctx, d.Pool, "cc2", v(1)); err != nil || seq != 2 {
 				t.Fatalf("upstream push with writer_version 1 = %d, %v; want seq 2", seq, err)
 			}
-			if _, err := d.Pool.Exec(ctx, "SELECT sync_declare_checkpoint('p1', 'todos_by_owner', 2)"); err != nil {
-				t.Fatal(err)
-			}
+			mustExec(t, d.Pool, "SELECT sync_declare_checkpoint('p1', 'todos_by_owner', 2)")
 			before := logState(t, d)
 			for _, wv := range []*int64{v(1), nil} {
 				_, err := upstreamPush(ctx, d.Pool, "cc3", wv)

@@ -196,9 +196,7 @@ func TestPushGateReadAfterTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Rollback(ctx)
-	if _, err := holder.Exec(ctx, "SELECT sync_lock_partition('p2'); SELECT sync_declare_checkpoint('p2', 'late_projection', 2)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, holder, "SELECT sync_lock_partition('p2'); SELECT sync_declare_checkpoint('p2', 'late_projection', 2)")
 	done := pushAsync(s, "p2", "waiting", serverV2)
 	waitForLockWaiters(t, d, 1)
 	if err := holder.Commit(ctx); err != nil {

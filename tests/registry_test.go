@@ -21,9 +21,7 @@ func TestPartitionRegistry(t *testing.T) {
 	if err != nil || again.LogEpoch != first.LogEpoch {
 		t.Fatalf("second touch changed the epoch: %+v, %v", again, err)
 	}
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_clients VALUES ('p1', 'c1', 'u1', 1, 5, '[]', 0), ('p2', 'c2', 'u2', 1, 5, '[]', 0)`); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `INSERT INTO sync_clients VALUES ('p1', 'c1', 'u1', 1, 5, '[]', 0), ('p2', 'c2', 'u2', 1, 5, '[]', 0)`)
 	rotated, err := s.RotateLogEpoch(ctx, "p1")
 	if err != nil || rotated.LogEpoch == first.LogEpoch || !rotated.EpochRequired {
 		t.Fatalf("rotate = %+v, %v", rotated, err)

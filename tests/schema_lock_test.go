@@ -75,9 +75,8 @@ func TestSchemaBumpRetriesInsteadOfFreezingWriters(t *testing.T) {
 		t.Fatal("the bump never retried")
 	}
 	// The long writer's commit landed before the bump, at v1.
-	var wv int64
-	if err := d.Pool.QueryRow(ctx, "SELECT writer_version FROM sync_commits c JOIN sync_push_results r USING (partition, client_id, client_commit_id) WHERE client_commit_id = 'long'").Scan(&wv); err != nil || wv != 1 {
-		t.Fatalf("long writer's commit: writer_version %d, %v", wv, err)
+	if wv := queryOne[int64](t, d.Pool, "SELECT writer_version FROM sync_commits c JOIN sync_push_results r USING (partition, client_id, client_commit_id) WHERE client_commit_id = 'long'"); wv != 1 {
+		t.Fatalf("long writer's commit: writer_version %d", wv)
 	}
 	t.Logf("bump retried %d times", retries.Load())
 }
@@ -132,9 +131,8 @@ func TestSchemaBumpHoldsWritersNotReaders(t *testing.T) {
 	if err := within(t, "the v2 push", newPush); err != nil {
 		t.Fatalf("v2 push after the bump: %v", err)
 	}
-	var wv int64
-	if err := d.Pool.QueryRow(ctx, "SELECT writer_version FROM sync_commits WHERE partition = 'p3'").Scan(&wv); err != nil || wv != 2 {
-		t.Fatalf("v2 push stored writer_version %d, %v", wv, err)
+	if wv := queryOne[int64](t, d.Pool, "SELECT writer_version FROM sync_commits WHERE partition = 'p3'"); wv != 2 {
+		t.Fatalf("v2 push stored writer_version %d", wv)
 	}
 	if c := countCommits(t, d.Pool, "p2"); c != 0 {
 		t.Fatalf("the refused v1 push stored %d commits", c)
@@ -199,9 +197,8 @@ func TestSchemaBumpNoDeadlock(t *testing.T) {
 			}
 		}
 	}
-	var version int64
-	if err := d.Pool.QueryRow(ctx, "SELECT schema_version FROM sync_schema_meta").Scan(&version); err != nil || version != rounds+1 {
-		t.Fatalf("final version %d, %v", version, err)
+	if version := schemaVersion(t, d.Pool); version != rounds+1 {
+		t.Fatalf("final version %d", version)
 	}
 	if pushes.Load() == 0 || refusals.Load() == 0 {
 		t.Fatalf("no interleaving: %d pushes, %d refusals", pushes.Load(), refusals.Load())

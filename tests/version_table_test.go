@@ -126,9 +126,7 @@ func TestAppGooseHistoryUntouched(t *testing.T) {
 func TestLegacyHistoryCarriedOver(t *testing.T) {
 	ctx := context.Background()
 	d := legacyGosyncDB(t)
-	if _, err := d.Pool.Exec(ctx, "SELECT sync_append_commit('p1', 'c1', 'cc1', 'a', 0, 1, '{}', '{}', '{}', '{}', '{}', '{}')"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "SELECT sync_append_commit('p1', 'c1', 'cc1', 'a', 0, 1, '{}', '{}', '{}', '{}', '{}', '{}')")
 	legacy := history(t, d.Pool, "goose_db_version")
 	cols := tableColumns(t, d.Pool)
 	rows := tableRows(t, d.Pool, cols)
@@ -173,18 +171,15 @@ func TestLegacyHistoryCarriedOver(t *testing.T) {
 func TestAppHistoryNotTakenForGosyncs(t *testing.T) {
 	ctx := context.Background()
 	d := legacyGosyncDB(t)
-	if _, err := d.Pool.Exec(ctx, "INSERT INTO goose_db_version (version_id, is_applied) VALUES (20240101120000, true)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "INSERT INTO goose_db_version (version_id, is_applied) VALUES (20240101120000, true)")
 	legacy := history(t, d.Pool, "goose_db_version")
 	// Nothing carried over, and not migrated twice either: the adoption
 	// step sees gosync's objects without their history and refuses.
 	if _, err := gosync.NewMigrator(ctx, d.Pool); err == nil || !strings.Contains(err.Error(), "gosync's migrations already ran on this database") {
 		t.Fatalf("migrator: %v, want the adoption refusal", err)
 	}
-	var versionTable *string
-	if err := d.Pool.QueryRow(ctx, "SELECT to_regclass('gosync_db_version')::text").Scan(&versionTable); err != nil || versionTable != nil {
-		t.Fatalf("gosync_db_version = %v, %v; want none (nothing carried over)", versionTable, err)
+	if versionTable := queryOne[*string](t, d.Pool, "SELECT to_regclass('gosync_db_version')::text"); versionTable != nil {
+		t.Fatalf("gosync_db_version = %v; want none (nothing carried over)", *versionTable)
 	}
 	assertHistory(t, d.Pool, "goose_db_version", legacy)
 }
@@ -216,9 +211,8 @@ func TestVersionTableOption(t *testing.T) {
 			t.Fatalf("version table %q: %v, want ErrInvalidArgument", bad, err)
 		}
 	}
-	var n int
-	if err := d.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE '%version%'").Scan(&n); err != nil || n != 1 {
-		t.Fatalf("version tables = %d, %v; want only sync_tool_versions", n, err)
+	if n := queryOne[int](t, d.Pool, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE '%version%'"); n != 1 {
+		t.Fatalf("version tables = %d; want only sync_tool_versions", n)
 	}
 }
 

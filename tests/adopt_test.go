@@ -16,6 +16,7 @@ import (
 // Down to zero then keeps every table holding rows, and up again restores
 // the fresh catalog.
 func TestAdoptUpstreamDatabase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := upstreamDB(t, true)
 	cols := tableColumns(t, d.Pool)
@@ -79,6 +80,7 @@ func TestAdoptUpstreamDatabase(t *testing.T) {
 // barrier's tables, column and its own fence function and trigger; gosync
 // replaces the function body and ends with a fresh database's catalog.
 func TestAdoptUpstream023Database(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := upstreamDB(t, true)
 	execFile(t, d.Pool, "testdata/upstream_0_23_additions.sql")
@@ -93,6 +95,7 @@ func TestAdoptUpstream023Database(t *testing.T) {
 // difference; no table, row or catalog entry changes and no migration is
 // recorded.
 func TestAdoptRefusesIncompatibleTables(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ name, breakIt, want string }{
 		{"missing column", "ALTER TABLE sync_clients DROP COLUMN cursor",
 			"sync_clients: column cursor is missing (gosync needs cursor bigint not null)"},
@@ -144,6 +147,7 @@ func TestAdoptRefusesIncompatibleTables(t *testing.T) {
 // upstream database the same way: the adoption script through psql first,
 // then goose; goose down-to 1 keeps the upstream tables and their rows.
 func TestAdoptWithGooseCLI(t *testing.T) {
+	t.Parallel()
 	goose := gooseBinary(t)
 	d := upstreamDB(t, true)
 	cols := tableColumns(t, d.Pool)
@@ -173,6 +177,7 @@ func TestAdoptWithGooseCLI(t *testing.T) {
 // line naming the file, the table and the difference, not goose's dump of
 // the statement.
 func TestAdoptRefusalCLI(t *testing.T) {
+	t.Parallel()
 	d := upstreamDB(t, true)
 	if _, err := d.Pool.Exec(context.Background(), "ALTER TABLE sync_clients DROP COLUMN cursor"); err != nil {
 		t.Fatal(err)

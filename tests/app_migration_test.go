@@ -18,6 +18,7 @@ import (
 // alters the app table, writes the marker and declares the checkpoint with
 // its fence, all in goose's one transaction.
 func TestAppGooseMigrationBumpsSchema(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	p, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(d.Pool),

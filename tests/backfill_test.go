@@ -20,6 +20,7 @@ func todosBackfill(knobs *gosync.BackfillKnobs) gosync.Backfill {
 }
 
 func TestBackfillFillsAndActivates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := backfillDB(t, 2000)
 	var reports []gosync.Progress
@@ -46,6 +47,7 @@ func TestBackfillFillsAndActivates(t *testing.T) {
 
 // TestBackfillSetBased: the set-based ApplyRange fills the same projection.
 func TestBackfillSetBased(t *testing.T) {
+	t.Parallel()
 	d, s := backfillDB(t, 2500)
 	b := todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 300}))
 	b.Apply, b.ApplyRange = nil, todos.ApplyRange
@@ -67,6 +69,7 @@ func TestBackfillSetBased(t *testing.T) {
 // new worker claims, resumes from the stored watermark and ends with the
 // projection exactly equal to a rebuild.
 func TestBackfillCrashResume(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := backfillDB(t, 3000)
 	var batches atomic.Int32
@@ -115,6 +118,7 @@ func TestBackfillCrashResume(t *testing.T) {
 // claim fences out the first, which stops with ErrLostOwnership having
 // written nothing more; exactly one activates and the projection is exact.
 func TestBackfillRacingWorkers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := backfillDB(t, 3000)
 	knobs := gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 100, Pause: 5 * time.Millisecond})
@@ -160,6 +164,7 @@ func TestBackfillRacingWorkers(t *testing.T) {
 // TestBackfillKnobs: batch size is observed in the data (rows per batch) and
 // can change while the worker runs; the pause adds up over many batches.
 func TestBackfillKnobs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, s := backfillDB(t, 1000)
 	knobs := gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 100, Pause: 10 * time.Millisecond})
@@ -198,6 +203,7 @@ func TestBackfillKnobs(t *testing.T) {
 // TestBackfillRateLimit: a rate limit of 2000 changes/s over 500 changes
 // cannot finish in less than a quarter of a second.
 func TestBackfillRateLimit(t *testing.T) {
+	t.Parallel()
 	_, s := backfillDB(t, 500)
 	start := time.Now()
 	if _, err := s.RunBackfill(context.Background(), todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 50, RowsPerS: 2000}))); err != nil {
@@ -213,6 +219,7 @@ func TestBackfillRateLimit(t *testing.T) {
 // from the application's current rows, the fill starts at the snapshot's
 // cursor instead and activates.
 func TestBackfillPrunedLog(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := backfillDB(t, 100)
 	// The application's current rows, as of the whole log.
@@ -248,6 +255,7 @@ func TestBackfillPrunedLog(t *testing.T) {
 }
 
 func TestWaitActivatedWakesOnNotification(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := backfillDB(t, 10)
 	woke := make(chan error, 1)

@@ -13,6 +13,7 @@ import (
 // nullability, default, primary key, CHECK constraint, secondary index (with
 // its column order) and the writer fence trigger.
 func TestCatalogMatchesDesign(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t)
 	raw, err := os.ReadFile("testdata/catalog.txt")
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCheckpointLifecycle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -115,6 +116,7 @@ func TestCheckpointLifecycle(t *testing.T) {
 }
 
 func TestActivateRequiresFence(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -161,6 +163,7 @@ func TestActivateRequiresFence(t *testing.T) {
 }
 
 func TestActivateUnverifiableWhenPruned(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -205,6 +208,7 @@ func TestActivateUnverifiableWhenPruned(t *testing.T) {
 // ErrInvalidArgument and a message naming the argument, and leaves the
 // barrier tables exactly as they were.
 func TestBadArgumentsChangeNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)

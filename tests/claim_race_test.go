@@ -17,6 +17,7 @@ import (
 // distinct, they are exactly 1..64, and only the newest owner can advance or
 // activate; every older owner's CAS fails and changes nothing.
 func TestConcurrentClaims(t *testing.T) {
+	t.Parallel()
 	const claimers = 64
 	ctx := context.Background()
 	d := pgtest.New(t)

@@ -19,6 +19,7 @@ import (
 )
 
 func TestCLIBackfill(t *testing.T) {
+	t.Parallel()
 	d, _ := backfillDB(t, 3000)
 	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "500")
 	wantCode(t, r, 0, "backfill")
@@ -34,6 +35,7 @@ func TestCLIBackfill(t *testing.T) {
 // cmd/gosync cover each command's output): 0 help, 2 bad usage in one
 // line, 3 gate closed, 1 failure.
 func TestCLIExitCodes(t *testing.T) {
+	t.Parallel()
 	d := pgtest.New(t)
 	if _, err := d.Pool.Exec(context.Background(), "SELECT sync_declare_checkpoint('p1', 'proj', 2)"); err != nil {
 		t.Fatal(err)
@@ -59,6 +61,7 @@ func TestCLIExitCodes(t *testing.T) {
 // TestCLIDemoEmbedded: `gosync demo` with no database configured starts its
 // own throwaway Postgres, runs the whole story, and removes the server.
 func TestCLIDemoEmbedded(t *testing.T) {
+	t.Parallel()
 	r := gosyncCLI(t, "demo", "--commits", "3000")
 	wantCode(t, r, 0, "demo")
 	for _, want := range []string{"sync.storage.writer_fence_rejected", "push refused", "activated at watermark",
@@ -76,6 +79,7 @@ func TestCLIDemoEmbedded(t *testing.T) {
 // TestCLIDBStopsOnInterrupt: `gosync db` serves until Ctrl-C, then removes
 // the server.
 func TestCLIDBStopsOnInterrupt(t *testing.T) {
+	t.Parallel()
 	bin, err := cliBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +140,7 @@ func waitForWatermark(t *testing.T, s *gosync.Store, watermark int64) {
 // in the middle of its run; projection and watermark stay consistent, and a
 // second run resumes from the stored watermark to an exact projection.
 func TestCLIBackfillKilledAndResumed(t *testing.T) {
+	t.Parallel()
 	d, s := backfillDB(t, 4000)
 	bin, err := cliBinary()
 	if err != nil {
@@ -177,6 +182,7 @@ func TestCLIBackfillKilledAndResumed(t *testing.T) {
 // watermark) and that re-running resumes; the re-run finishes with rows and
 // percentage that agree; a third run says "already activated", exit 0.
 func TestCLIBackfillInterrupted(t *testing.T) {
+	t.Parallel()
 	d, s := backfillDB(t, 4000)
 	ctx := context.Background()
 	bin, err := cliBinary()
@@ -232,6 +238,7 @@ func TestCLIBackfillInterrupted(t *testing.T) {
 // after their current batches (committed, each projection consistent with
 // its watermark); re-running resumes and activates every partition.
 func TestCLIBackfillAllInterrupted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s, partitions := fleetDB(t, 4, 2000)
 	bin, err := cliBinary()
@@ -294,6 +301,7 @@ func TestCLIBackfillAllInterrupted(t *testing.T) {
 // backfill that fails before its first batch commits leaves no projection
 // table it created behind.
 func TestCLIBackfillFailures(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	mustExec(t, d.Pool, "SELECT sync_declare_checkpoint('p1', 'todos_by_owner', 2)")
@@ -341,6 +349,7 @@ func TestCLIBackfillAsBackfillRole(t *testing.T) {
 // backfilled in every partition by the CLI with its apply step in a SQL
 // file (examples/backfill-sql), equals a rebuild from the whole log.
 func TestCLIBackfillAllWithSQLFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, _, partitions := fleetDB(t, 6, 400)
 	mustExec(t, d.Pool, `CREATE TABLE todo_titles (partition text, todo_id text, title text, PRIMARY KEY (partition, todo_id));
@@ -386,6 +395,7 @@ func TestCLIBackfillAllWithSQLFile(t *testing.T) {
 // partitions: one bump declares the projection in all of them, the fleet
 // activates every one, and the summary ends at lag 0.
 func TestCLIDemoPartitions(t *testing.T) {
+	t.Parallel()
 	d := pgtest.NewEmpty(t)
 	r := gosyncCLI(t, "--db", d.URL, "demo", "--partitions", "40", "--commits", "2000", "--workers", "2")
 	wantCode(t, r, 0, "demo --partitions 40")

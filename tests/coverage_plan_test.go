@@ -14,6 +14,7 @@ import (
 // then the cached generic plan), and none of them reads sync_changes with a
 // sequential scan.
 func TestCoverageCheckUsesIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	fillChanges(t, d.Pool, 100_000)

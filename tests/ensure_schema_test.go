@@ -13,6 +13,7 @@ import (
 )
 
 func TestEnsureSchemaBumpInstallsMarkerAndCheckpoints(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -57,6 +58,7 @@ func TestEnsureSchemaBumpInstallsMarkerAndCheckpoints(t *testing.T) {
 }
 
 func TestEnsureSchemaRefusals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -127,6 +129,7 @@ func TestEnsureSchemaRefusals(t *testing.T) {
 // unqualified queries do, through the whole search_path, so a table in a
 // later schema of the path is found.
 func TestEnsureSchemaFollowsSearchPath(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -149,6 +152,7 @@ func TestEnsureSchemaFollowsSearchPath(t *testing.T) {
 }
 
 func TestEnsureReadyPhases(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)

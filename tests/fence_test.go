@@ -17,6 +17,7 @@ import (
 const fenceMessage = "sync.storage.writer_fence_rejected"
 
 func TestWriterFence(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 
@@ -66,6 +67,7 @@ func TestWriterFence(t *testing.T) {
 // TestWriterFenceRawInsert: the fence holds for writers that never go
 // through gosync: a plain SQL string over the simple protocol, and psql.
 func TestWriterFenceRawInsert(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	mustExec(t, d.Pool, "INSERT INTO sync_writer_fence VALUES ('P', 7)")
@@ -98,6 +100,7 @@ func TestWriterFenceRawInsert(t *testing.T) {
 // commit with its change and change scope, then hit the fence with a second
 // commit, leaves none of them after rollback.
 func TestWriterFenceRollbackLeavesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	mustExec(t, d.Pool, "INSERT INTO sync_writer_fence VALUES ('P', 7)")

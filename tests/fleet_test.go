@@ -43,6 +43,7 @@ func processPool(t *testing.T, d *pgtest.DB, name string) *pgxpool.Pool {
 // activated, each by exactly one worker, and every partition's projection
 // equals a rebuild from the log.
 func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, _, partitions := fleetDB(t, 30, 300)
 	fleet := func(pause time.Duration) gosync.Fleet {
@@ -192,6 +193,7 @@ func listenActivations(t *testing.T, d *pgtest.DB) func() map[string]int {
 // TestFleetBackfillReports: one aggregate report at least at the end, with
 // the partition counts of the database and this process's changes.
 func TestFleetBackfillReports(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, s, partitions := fleetDB(t, 5, 100)
 	var last gosync.FleetProgress
@@ -226,6 +228,7 @@ func TestFleetBackfillReports(t *testing.T) {
 // nothing. Once the owners stop advancing for the lease, a claim takes a
 // checkpoint over with a new epoch.
 func TestClaimNextNeverCollides(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	mustExec(t, d.Pool, `SELECT sync_install_checkpoints(array_agg('c' || i), array_agg('proj'::text), 2, 1000)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestServeGate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -100,6 +101,7 @@ func TestServeGate(t *testing.T) {
 // TestServeGateOnCallerTransaction: a gate read through WithTx sees the
 // transaction's own uncommitted state, and other connections do not.
 func TestServeGateOnCallerTransaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)

@@ -22,6 +22,7 @@ var hostileNames = []string{
 // and source names round-trip exactly; over-long ones and NUL bytes are
 // refused with ErrInvalidArgument; nothing is ever executed.
 func TestHostileInputGoAPI(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -61,6 +62,7 @@ func TestHostileInputGoAPI(t *testing.T) {
 // TestHostileInputSQL: the same names as literals in SQL text (the simple
 // protocol, as psql sends them), through the SQL functions.
 func TestHostileInputSQL(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	for _, name := range hostileNames {

@@ -17,6 +17,7 @@ import (
 // log; the start-up check accepts the same declaration, and refuses a server
 // that declares only some of the pairs.
 func TestBumpDeclaresForEveryPartition(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -68,6 +69,7 @@ func TestBumpDeclaresForEveryPartition(t *testing.T) {
 // sync_install_checkpoints cannot append under the old fence — the install
 // wrote the partition row, so the writer's lock of it fails to serialize.
 func TestInstallCheckpointsConflictsWithOlderSnapshots(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	if _, err := appendCommit(ctx, d.Pool, "p1", v(1)); err != nil {

@@ -16,6 +16,7 @@ import (
 // upstream server before 0.23), and leaves no row and no seq behind; at the
 // fence's version it appends again.
 func TestInteropUpstreamPush(t *testing.T) {
+	t.Parallel()
 	orders := []struct {
 		name  string
 		setup func(t *testing.T) *pgtest.DB
@@ -39,6 +40,7 @@ func TestInteropUpstreamPush(t *testing.T) {
 	}
 	for _, order := range orders {
 		t.Run(order.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			d := order.setup(t)
 			if seq, err := upstreamPush(ctx, d.Pool, "cc1", nil); err != nil || seq != 1 {

@@ -14,6 +14,7 @@ import (
 // API on the embedded files leaves the catalog exactly as the first up did,
 // and down to zero leaves nothing of gosync behind.
 func TestMigrateRoundTripProvider(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := pgtest.NewEmpty(t)
 	p, err := gosync.NewMigrator(ctx, db.Pool)
@@ -45,6 +46,7 @@ func TestMigrateRoundTripProvider(t *testing.T) {
 // sql/migrations, as an operator would, and checks it builds the same catalog
 // as the Provider API (the template every other test uses).
 func TestMigrateRoundTripGooseCLI(t *testing.T) {
+	t.Parallel()
 	goose := gooseBinary(t)
 	migrated := pgtest.New(t)
 	want := dumpWholeCatalog(t, migrated.Pool)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestPushAppendsCommitChangesAndScopes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := readyDB(t)
 	res, err := s.Push(ctx, "p2", todoCommit("cc1", 3), serverV2)
@@ -43,6 +44,7 @@ func TestPushAppendsCommitChangesAndScopes(t *testing.T) {
 // TestPushRefusedByGate: each refusal kind rolls the push back whole (the
 // partition row sync_push's lock inserts included).
 func TestPushRefusedByGate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := readyDB(t)
 	if _, err := s.TouchPartition(ctx, "p2"); err != nil {
@@ -81,6 +83,7 @@ func TestPushRefusedByGate(t *testing.T) {
 // TestPushConcurrentReplays: 16 connections push the same client commit at
 // once; the partition lock serializes them and exactly one appends.
 func TestPushConcurrentReplays(t *testing.T) {
+	t.Parallel()
 	const replays = 16
 	ctx := context.Background()
 	d, s := readyDB(t)
@@ -128,6 +131,7 @@ func TestPushConcurrentReplays(t *testing.T) {
 // bump sees the old marker and the old data, with the gate of that same
 // snapshot; a read that starts after the bump is refused by the gate.
 func TestReadAuthoritativeSnapshot(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -186,6 +190,7 @@ func TestReadAuthoritativeSnapshot(t *testing.T) {
 // A gate read with the push statement's own starting snapshot would have
 // let it through.
 func TestPushGateReadAfterTheLock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := readyDB(t)
 	if _, err := s.Push(ctx, "p2", todoCommit("first", 1), serverV2); err != nil {

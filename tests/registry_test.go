@@ -10,6 +10,7 @@ import (
 )
 
 func TestPartitionRegistry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -45,6 +46,7 @@ func TestPartitionRegistry(t *testing.T) {
 }
 
 func TestPruneLog(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := readyDB(t)
 	for i := 0; i < 5; i++ {
@@ -79,6 +81,7 @@ func TestPruneLog(t *testing.T) {
 }
 
 func TestSegmentExpiry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, s := readyDB(t) // todos_by_owner at v2 in p1
 	if err := s.CheckSegment(ctx, "p1", 1); !errors.Is(err, gosync.ErrSegmentExpired) {

@@ -31,6 +31,7 @@ func bumpToV2(ctx context.Context, s *gosync.Store, opts *gosync.SchemaChangeOpt
 // completes. (With an unbounded LOCK TABLE, the new writer would queue
 // behind the waiting bump and this test would time out.)
 func TestSchemaBumpRetriesInsteadOfFreezingWriters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := v1DB(t)
 	long := d.Conn(t)
@@ -85,6 +86,7 @@ func TestSchemaBumpRetriesInsteadOfFreezingWriters(t *testing.T) {
 // lock, pushes wait (and then either proceed at the new version or are
 // refused by the gate), plain reads and authoritative reads go on.
 func TestSchemaBumpHoldsWritersNotReaders(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := v1DB(t)
 	inLock, release := make(chan struct{}), make(chan struct{})
@@ -143,6 +145,7 @@ func TestSchemaBumpHoldsWritersNotReaders(t *testing.T) {
 // pushes at the old and the new version. Every round ends in time, no
 // deadlock is detected, and the only refusals are the gate's.
 func TestSchemaBumpNoDeadlock(t *testing.T) {
+	t.Parallel()
 	const rounds = 100
 	ctx := context.Background()
 	d := pgtest.New(t)

@@ -21,6 +21,7 @@ import (
 // partition refuses before any other partition's. Declarations for every
 // partition are handed to the oracle as the pairs they cover.
 func TestServeCheckMatchesOracle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -120,6 +121,7 @@ var actualRows = regexp.MustCompile(`Index (?:Only )?Scan[^\n]* on sync_backfill
 // first, then plpgsql's cached generic plan — and every read of
 // sync_backfill_checkpoints is an index scan returning at most one row.
 func TestServeCheckDoesNotScanPending(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	fillPending(t, func(sql string, args ...any) {
@@ -165,6 +167,7 @@ func TestServeCheckDoesNotScanPending(t *testing.T) {
 
 // TestServeCheckArguments: bad arguments are refused with 22023.
 func TestServeCheckArguments(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	for _, q := range []string{

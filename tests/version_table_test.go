@@ -59,6 +59,7 @@ func assertHistory(t *testing.T, pool *pgxpool.Pool, table, want string) {
 // `up` record gosync's migrations in gosync_db_version, show only gosync's
 // files, and never change the application's history or tables.
 func TestAppGooseHistoryUntouched(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.NewEmpty(t)
 	app, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(d.Pool), appMigrations)
@@ -124,6 +125,7 @@ func TestAppGooseHistoryUntouched(t *testing.T) {
 // history is copied into gosync_db_version, nothing is migrated twice,
 // goose_db_version is left as it was, and the catalog is a fresh one's.
 func TestLegacyHistoryCarriedOver(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := legacyGosyncDB(t)
 	mustExec(t, d.Pool, "SELECT sync_append_commit('p1', 'c1', 'cc1', 'a', 0, 1, '{}', '{}', '{}', '{}', '{}', '{}')")
@@ -169,6 +171,7 @@ func TestLegacyHistoryCarriedOver(t *testing.T) {
 // are not gosync's is never copied, even on a database with gosync objects;
 // gosync then refuses to run its migrations a second time.
 func TestAppHistoryNotTakenForGosyncs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := legacyGosyncDB(t)
 	mustExec(t, d.Pool, "INSERT INTO goose_db_version (version_id, is_applied) VALUES (20240101120000, true)")
@@ -188,6 +191,7 @@ func TestAppHistoryNotTakenForGosyncs(t *testing.T) {
 // --version-table) records gosync's history where asked; a name that is not
 // a plain identifier is refused before anything.
 func TestVersionTableOption(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.NewEmpty(t)
 	if _, err := gosync.Migrate(ctx, d.Pool, gosync.WithVersionTable("sync_tool_versions")); err != nil {
@@ -222,6 +226,7 @@ func TestVersionTableOption(t *testing.T) {
 // (goose's version-0 row already in gosync_db_version), and the plain goose
 // command finds nothing to do.
 func TestLegacyHistoryPlainGoose(t *testing.T) {
+	t.Parallel()
 	gooseCLI := gooseBinary(t)
 	d := legacyGosyncDB(t)
 	legacy := history(t, d.Pool, "goose_db_version")

@@ -19,47 +19,49 @@ func todosBackfill(knobs *gosync.BackfillKnobs) gosync.Backfill {
 		Sources: []string{todos.Source}, Apply: todos.Apply, Knobs: knobs}
 }
 
+// TestBackfillFillsAndActivates: a backfill in batches of 300 fills the
+// projection, equal to a rebuild, and activates it; the gate then opens.
+// Both apply steps: per change (Apply) and set-based (ApplyRange).
 func TestBackfillFillsAndActivates(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	d, s := backfillDB(t, 2000)
-	var reports []gosync.Progress
-	b := todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 300}))
-	b.Progress = func(p gosync.Progress) { reports = append(reports, p) }
-	cp, err := s.RunBackfill(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cp.State != gosync.StateActivated || cp.Watermark != 2000 || cp.ObservedRows != 2000 || cp.OwnerEpoch != 1 {
-		t.Fatalf("checkpoint = %+v", cp)
-	}
-	if diff := projectionDiff(t, d, -1); diff != "" {
-		t.Fatalf("projection differs from a rebuild: %s", diff)
-	}
-	if len(reports) != 7 || reports[6].RowsDone != 2000 || reports[6].Watermark != 2000 || reports[0].CoverageSeq != 2000 {
-		t.Fatalf("progress reports: %d, last %+v", len(reports), reports[len(reports)-1])
-	}
-	// The gate opens for the v2 server.
-	if _, err := s.Push(ctx, "p1", todoCommit("after", 1), serverV2); err != nil {
-		t.Fatalf("push after activation: %v", err)
-	}
-}
-
-// TestBackfillSetBased: the set-based ApplyRange fills the same projection.
-func TestBackfillSetBased(t *testing.T) {
-	t.Parallel()
-	d, s := backfillDB(t, 2500)
-	b := todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 300}))
-	b.Apply, b.ApplyRange = nil, todos.ApplyRange
-	cp, err := s.RunBackfill(context.Background(), b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cp.State != gosync.StateActivated || cp.ObservedRows != 2500 {
-		t.Fatalf("checkpoint = %+v", cp)
-	}
-	if diff := projectionDiff(t, d, -1); diff != "" {
-		t.Fatalf("projection differs from a rebuild: %s", diff)
+	for _, tc := range []struct {
+		name     string
+		changes  int64
+		setBased bool
+		reports  int // one a batch
+	}{
+		{"per change", 2000, false, 7},
+		{"set-based", 2500, true, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			d, s := backfillDB(t, int(tc.changes))
+			var reports []gosync.Progress
+			b := todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 300}))
+			if tc.setBased {
+				b.Apply, b.ApplyRange = nil, todos.ApplyRange
+			}
+			b.Progress = func(p gosync.Progress) { reports = append(reports, p) }
+			cp, err := s.RunBackfill(ctx, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp.State != gosync.StateActivated || cp.Watermark != tc.changes || cp.ObservedRows != tc.changes || cp.OwnerEpoch != 1 {
+				t.Fatalf("checkpoint = %+v", cp)
+			}
+			if diff := projectionDiff(t, d, -1); diff != "" {
+				t.Fatalf("projection differs from a rebuild: %s", diff)
+			}
+			last := len(reports) - 1
+			if len(reports) != tc.reports || reports[last].RowsDone != tc.changes || reports[last].Watermark != tc.changes || reports[0].CoverageSeq != tc.changes {
+				t.Fatalf("progress reports: %d, last %+v", len(reports), reports[last])
+			}
+			// The gate opens for the v2 server.
+			if _, err := s.Push(ctx, "p1", todoCommit("after", 1), serverV2); err != nil {
+				t.Fatalf("push after activation: %v", err)
+			}
+		})
 	}
 }
 

@@ -3,151 +3,12 @@ package tests
 import (
 	"context"
 	"errors"
-	"fmt"
-	"maps"
-	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/gosync/gosync/gosync"
-	"github.com/gosync/gosync/internal/pgtest"
 )
-
-// upstreamDB is an un-migrated database shaped as an upstream 0.22 server
-// leaves it (testdata/upstream_0_22.sql), with its rows when filled.
-func upstreamDB(t *testing.T, filled bool) *pgtest.DB {
-	t.Helper()
-	d := pgtest.NewEmpty(t)
-	execFile(t, d.Pool, "testdata/upstream_0_22.sql")
-	if filled {
-		execFile(t, d.Pool, "testdata/upstream_0_22_rows.sql")
-	}
-	return d
-}
-
-func execFile(t *testing.T, pool *pgxpool.Pool, path string) {
-	t.Helper()
-	sql, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(context.Background(), string(sql)); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-}
-
-// tableColumns lists every table of the current schema but goose's version
-// tables, with its columns in order.
-func tableColumns(t *testing.T, pool *pgxpool.Pool) map[string][]string {
-	t.Helper()
-	rows, err := pool.Query(context.Background(), `
-		SELECT c.relname::text, array_agg(a.attname::text ORDER BY a.attnum)
-		  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-		 WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
-		   AND c.relname NOT LIKE '%db\_version'
-		 GROUP BY c.relname`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols := map[string][]string{}
-	var name string
-	var list []string
-	if _, err := pgx.ForEachRow(rows, []any{&name, &list}, func() error { cols[name] = list; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return cols
-}
-
-// tableRows is the row count and every row of each table in cols, reading
-// only the columns listed: the same rows read the same after columns were
-// added.
-func tableRows(t *testing.T, pool *pgxpool.Pool, cols map[string][]string) string {
-	t.Helper()
-	var b strings.Builder
-	for _, name := range slices.Sorted(maps.Keys(cols)) {
-		idents := make([]string, len(cols[name]))
-		for i, c := range cols[name] {
-			idents[i] = pgx.Identifier{c}.Sanitize()
-		}
-		rows := queryLines(t, pool, fmt.Sprintf("SELECT ROW(%s)::text FROM %s ORDER BY 1",
-			strings.Join(idents, ", "), pgx.Identifier{name}.Sanitize()))
-		n := 0
-		if rows != "" {
-			n = strings.Count(rows, "\n") + 1
-		}
-		fmt.Fprintf(&b, "%s: %d rows\n  %s\n", name, n, strings.ReplaceAll(rows, "\n", "\n  "))
-	}
-	return b.String()
-}
-
-// queryLines runs a query of one text column and joins its rows.
-func queryLines(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) string {
-	t.Helper()
-	rows, err := pool.Query(context.Background(), sql, args...)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, sql)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(lines, "\n")
-}
-
-// appTableCatalog is one application table's definition: columns, defaults,
-// constraints, indexes, triggers and privileges.
-func appTableCatalog(t *testing.T, pool *pgxpool.Pool, table string) string {
-	t.Helper()
-	return queryLines(t, pool, `
-		SELECT format('column %s %s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
-		              CASE WHEN a.attnotnull THEN ' not null' ELSE '' END,
-		              coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), ''))
-		  FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-		 WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped
-		UNION ALL SELECT 'constraint ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = $1::regclass
-		UNION ALL SELECT 'index ' || pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid = $1::regclass
-		UNION ALL SELECT 'trigger ' || pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = $1::regclass
-		UNION ALL SELECT 'acl ' || coalesce(relacl::text, 'default') FROM pg_class WHERE oid = $1::regclass
-		ORDER BY 1`, table)
-}
-
-// syncACLs are the privileges on gosync's relations (the roles migration's
-// grants), which the catalog dump leaves out.
-func syncACLs(t *testing.T, pool *pgxpool.Pool) string {
-	t.Helper()
-	return queryLines(t, pool, `
-		SELECT relname || ' ' || coalesce(relacl::text, 'default') FROM pg_class
-		 WHERE relnamespace = current_schema()::regnamespace AND relname LIKE 'sync\_%' AND relkind IN ('r', 'v')
-		 ORDER BY 1`)
-}
-
-// assertFreshCatalog: d's catalog (tables, keys, indexes, trigger,
-// functions, grants) is exactly a freshly migrated gosync database's.
-func assertFreshCatalog(t *testing.T, d *pgtest.DB) {
-	t.Helper()
-	fresh := pgtest.New(t)
-	if want, got := dumpWholeCatalog(t, fresh.Pool), dumpWholeCatalog(t, d.Pool); got != want {
-		t.Fatalf("adopted catalog differs from a fresh gosync database's:\n%s", lineDiff(want, got))
-	}
-	if want, got := syncACLs(t, fresh.Pool), syncACLs(t, d.Pool); got != want {
-		t.Fatalf("adopted grants differ from a fresh gosync database's:\n%s", lineDiff(want, got))
-	}
-}
-
-func recordedVersion(t *testing.T, pool *pgxpool.Pool, table string) int64 {
-	t.Helper()
-	var v int64
-	if err := pool.QueryRow(context.Background(),
-		"SELECT coalesce(max(version_id), -1) FROM "+pgx.Identifier{table}.Sanitize()+" WHERE is_applied").Scan(&v); err != nil {
-		t.Fatalf("read %s: %v", table, err)
-	}
-	return v
-}
 
 // TestAdoptUpstreamDatabase migrates a filled upstream 0.22 database: every
 // row stays, the application table is untouched, the catalog becomes exactly
@@ -155,6 +16,7 @@ func recordedVersion(t *testing.T, pool *pgxpool.Pool, table string) int64 {
 // Down to zero then keeps every table holding rows, and up again restores
 // the fresh catalog.
 func TestAdoptUpstreamDatabase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := upstreamDB(t, true)
 	cols := tableColumns(t, d.Pool)
@@ -177,13 +39,11 @@ func TestAdoptUpstreamDatabase(t *testing.T) {
 	if v := recordedVersion(t, d.Pool, "gosync_db_version"); v != latestVersion(t) {
 		t.Fatalf("gosync_db_version records %d, want %d", v, latestVersion(t))
 	}
-	var legacy *string
-	if err := d.Pool.QueryRow(ctx, "SELECT to_regclass('goose_db_version')::text").Scan(&legacy); err != nil || legacy != nil {
-		t.Fatalf("goose_db_version = %v, %v; gosync must not create it", legacy, err)
+	if legacy := queryOne[*string](t, d.Pool, "SELECT to_regclass('goose_db_version')::text"); legacy != nil {
+		t.Fatalf("goose_db_version = %v; gosync must not create it", *legacy)
 	}
-	var writerVersion *int64
-	if err := d.Pool.QueryRow(ctx, "SELECT writer_version FROM sync_commits WHERE commit_seq = 1").Scan(&writerVersion); err != nil || writerVersion != nil {
-		t.Fatalf("adopted commit writer_version = %v, %v; want NULL", writerVersion, err)
+	if writerVersion := queryOne[*int64](t, d.Pool, "SELECT writer_version FROM sync_commits WHERE commit_seq = 1"); writerVersion != nil {
+		t.Fatalf("adopted commit writer_version = %v; want NULL", *writerVersion)
 	}
 
 	// 00001's Down drops the sync tables: gosync refuses to roll it back
@@ -220,6 +80,7 @@ func TestAdoptUpstreamDatabase(t *testing.T) {
 // barrier's tables, column and its own fence function and trigger; gosync
 // replaces the function body and ends with a fresh database's catalog.
 func TestAdoptUpstream023Database(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := upstreamDB(t, true)
 	execFile(t, d.Pool, "testdata/upstream_0_23_additions.sql")
@@ -234,6 +95,7 @@ func TestAdoptUpstream023Database(t *testing.T) {
 // difference; no table, row or catalog entry changes and no migration is
 // recorded.
 func TestAdoptRefusesIncompatibleTables(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ name, breakIt, want string }{
 		{"missing column", "ALTER TABLE sync_clients DROP COLUMN cursor",
 			"sync_clients: column cursor is missing (gosync needs cursor bigint not null)"},
@@ -254,11 +116,10 @@ func TestAdoptRefusesIncompatibleTables(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			d := upstreamDB(t, true)
-			if _, err := d.Pool.Exec(ctx, tc.breakIt); err != nil {
-				t.Fatal(err)
-			}
+			mustExec(t, d.Pool, tc.breakIt)
 			cols := tableColumns(t, d.Pool)
 			rows, catalog, app := tableRows(t, d.Pool, cols), dumpWholeCatalog(t, d.Pool), appTableCatalog(t, d.Pool, "todos")
 
@@ -275,9 +136,8 @@ func TestAdoptRefusesIncompatibleTables(t *testing.T) {
 			if got := appTableCatalog(t, d.Pool, "todos"); got != app {
 				t.Fatalf("a refused adoption changed the application table:\n%s", lineDiff(app, got))
 			}
-			var versionTable *string
-			if err := d.Pool.QueryRow(context.Background(), "SELECT to_regclass('gosync_db_version')::text").Scan(&versionTable); err != nil || versionTable != nil {
-				t.Fatalf("a refused adoption created the version table: %v, %v", versionTable, err)
+			if versionTable := queryOne[*string](t, d.Pool, "SELECT to_regclass('gosync_db_version')::text"); versionTable != nil {
+				t.Fatalf("a refused adoption created the version table %s", *versionTable)
 			}
 		})
 	}
@@ -287,6 +147,7 @@ func TestAdoptRefusesIncompatibleTables(t *testing.T) {
 // upstream database the same way: the adoption script through psql first,
 // then goose; goose down-to 1 keeps the upstream tables and their rows.
 func TestAdoptWithGooseCLI(t *testing.T) {
+	t.Parallel()
 	goose := gooseBinary(t)
 	d := upstreamDB(t, true)
 	cols := tableColumns(t, d.Pool)
@@ -316,6 +177,7 @@ func TestAdoptWithGooseCLI(t *testing.T) {
 // line naming the file, the table and the difference, not goose's dump of
 // the statement.
 func TestAdoptRefusalCLI(t *testing.T) {
+	t.Parallel()
 	d := upstreamDB(t, true)
 	if _, err := d.Pool.Exec(context.Background(), "ALTER TABLE sync_clients DROP COLUMN cursor"); err != nil {
 		t.Fatal(err)

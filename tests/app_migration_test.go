@@ -18,6 +18,7 @@ import (
 // alters the app table, writes the marker and declares the checkpoint with
 // its fence, all in goose's one transaction.
 func TestAppGooseMigrationBumpsSchema(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	p, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(d.Pool),
@@ -48,7 +49,7 @@ func TestAppGooseMigrationBumpsSchema(t *testing.T) {
 		t.Fatalf("EnsureSchema after the app migration: %v", err)
 	}
 	for _, partition := range []string{"p1", "p2"} {
-		if f := fenceOf(t, d, partition); f != 2 {
+		if f := fenceOf(t, d.Pool, partition); f != 2 {
 			t.Fatalf("fence of %s = %d, want 2", partition, f)
 		}
 		cp, err := s.Checkpoint(ctx, partition, "todos_by_owner")
@@ -67,8 +68,7 @@ func TestAppGooseMigrationBumpsSchema(t *testing.T) {
 	if _, err := p.Down(ctx); err == nil {
 		t.Fatal("down migration of a schema bump succeeded")
 	}
-	var version int64
-	if err := d.Pool.QueryRow(ctx, "SELECT schema_version FROM sync_schema_meta").Scan(&version); err != nil || version != 2 {
-		t.Fatalf("marker after the refused down: %d, %v", version, err)
+	if version := schemaVersion(t, d.Pool); version != 2 {
+		t.Fatalf("marker after the refused down: %d", version)
 	}
 }

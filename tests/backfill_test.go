@@ -11,102 +11,57 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/gosync/gosync/gosync"
-	"github.com/gosync/gosync/internal/pgtest"
 	"github.com/gosync/gosync/internal/todos"
 )
-
-// backfillDB is a database where v1 writers wrote n todo changes to p1,
-// then the v2 bump declared todos_by_owner for p1.
-func backfillDB(t *testing.T, n int) (*pgtest.DB, *gosync.Store) {
-	t.Helper()
-	ctx := context.Background()
-	d, s := v1DB(t)
-	if err := todos.SeedLog(ctx, d.Pool, "p1", n, 300, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.EnsureSchema(ctx, todosSchema(2), []gosync.CheckpointDeclaration{todosByOwner}, todosDDL(2)); err != nil {
-		t.Fatal(err)
-	}
-	return d, s
-}
 
 func todosBackfill(knobs *gosync.BackfillKnobs) gosync.Backfill {
 	return gosync.Backfill{Partition: "p1", Name: todos.Projection, SchemaVersion: 2,
 		Sources: []string{todos.Source}, Apply: todos.Apply, Knobs: knobs}
 }
 
-// projectionDiff compares p1's projection with a from-scratch rebuild from
-// the log through seq (all of it when seq < 0); "" when equal.
-func projectionDiff(t *testing.T, d *pgtest.DB, through int64) string {
-	t.Helper()
-	return projectionDiffIn(t, d, "p1", through)
-}
-
-// projectionDiffIn is projectionDiff for any partition.
-func projectionDiffIn(t *testing.T, d *pgtest.DB, partition string, through int64) string {
-	t.Helper()
-	ctx := context.Background()
-	var diff string
-	err := d.Pool.QueryRow(ctx, `
-		WITH want AS (
-		  SELECT partition, todo_id, owner_id, title
-		    FROM (SELECT DISTINCT ON (row_id) partition, row_id AS todo_id, op,
-		                 convert_from(payload, 'UTF8')::jsonb ->> 'owner' AS owner_id,
-		                 convert_from(payload, 'UTF8')::jsonb ->> 'title' AS title
-		            FROM sync_changes
-		           WHERE partition = $2 AND tbl = 'todos' AND ($1 < 0 OR commit_seq <= $1)
-		           ORDER BY row_id, commit_seq DESC, idx DESC) last
-		   WHERE op = 1),
-		have AS (SELECT partition, todo_id, owner_id, title FROM todos_by_owner WHERE partition = $2)
-		SELECT coalesce(string_agg(format('%s %s', side, r), '; '), '') FROM (
-		  (SELECT 'missing' AS side, w::text AS r FROM (SELECT * FROM want EXCEPT SELECT * FROM have) w)
-		  UNION ALL
-		  (SELECT 'extra', h::text FROM (SELECT * FROM have EXCEPT SELECT * FROM want) h)) d`, through, partition).Scan(&diff)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return diff
-}
-
+// TestBackfillFillsAndActivates: a backfill in batches of 300 fills the
+// projection, equal to a rebuild, and activates it; the gate then opens.
+// Both apply steps: per change (Apply) and set-based (ApplyRange).
 func TestBackfillFillsAndActivates(t *testing.T) {
-	ctx := context.Background()
-	d, s := backfillDB(t, 2000)
-	var reports []gosync.Progress
-	b := todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 300}))
-	b.Progress = func(p gosync.Progress) { reports = append(reports, p) }
-	cp, err := s.RunBackfill(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cp.State != gosync.StateActivated || cp.Watermark != 2000 || cp.ObservedRows != 2000 || cp.OwnerEpoch != 1 {
-		t.Fatalf("checkpoint = %+v", cp)
-	}
-	if diff := projectionDiff(t, d, -1); diff != "" {
-		t.Fatalf("projection differs from a rebuild: %s", diff)
-	}
-	if len(reports) != 7 || reports[6].RowsDone != 2000 || reports[6].Watermark != 2000 || reports[0].CoverageSeq != 2000 {
-		t.Fatalf("progress reports: %d, last %+v", len(reports), reports[len(reports)-1])
-	}
-	// The gate opens for the v2 server.
-	if _, err := s.Push(ctx, "p1", todoCommit("after", 1), serverV2); err != nil {
-		t.Fatalf("push after activation: %v", err)
-	}
-}
-
-// TestBackfillSetBased: the set-based ApplyRange fills the same projection.
-func TestBackfillSetBased(t *testing.T) {
-	d, s := backfillDB(t, 2500)
-	b := todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 300}))
-	b.Apply, b.ApplyRange = nil, todos.ApplyRange
-	cp, err := s.RunBackfill(context.Background(), b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cp.State != gosync.StateActivated || cp.ObservedRows != 2500 {
-		t.Fatalf("checkpoint = %+v", cp)
-	}
-	if diff := projectionDiff(t, d, -1); diff != "" {
-		t.Fatalf("projection differs from a rebuild: %s", diff)
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		changes  int64
+		setBased bool
+		reports  int // one a batch
+	}{
+		{"per change", 2000, false, 7},
+		{"set-based", 2500, true, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			d, s := backfillDB(t, int(tc.changes))
+			var reports []gosync.Progress
+			b := todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 300}))
+			if tc.setBased {
+				b.Apply, b.ApplyRange = nil, todos.ApplyRange
+			}
+			b.Progress = func(p gosync.Progress) { reports = append(reports, p) }
+			cp, err := s.RunBackfill(ctx, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp.State != gosync.StateActivated || cp.Watermark != tc.changes || cp.ObservedRows != tc.changes || cp.OwnerEpoch != 1 {
+				t.Fatalf("checkpoint = %+v", cp)
+			}
+			if diff := projectionDiff(t, d, -1); diff != "" {
+				t.Fatalf("projection differs from a rebuild: %s", diff)
+			}
+			last := len(reports) - 1
+			if len(reports) != tc.reports || reports[last].RowsDone != tc.changes || reports[last].Watermark != tc.changes || reports[0].CoverageSeq != tc.changes {
+				t.Fatalf("progress reports: %d, last %+v", len(reports), reports[last])
+			}
+			// The gate opens for the v2 server.
+			if _, err := s.Push(ctx, "p1", todoCommit("after", 1), serverV2); err != nil {
+				t.Fatalf("push after activation: %v", err)
+			}
+		})
 	}
 }
 
@@ -116,6 +71,7 @@ func TestBackfillSetBased(t *testing.T) {
 // new worker claims, resumes from the stored watermark and ends with the
 // projection exactly equal to a rebuild.
 func TestBackfillCrashResume(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := backfillDB(t, 3000)
 	var batches atomic.Int32
@@ -164,6 +120,7 @@ func TestBackfillCrashResume(t *testing.T) {
 // claim fences out the first, which stops with ErrLostOwnership having
 // written nothing more; exactly one activates and the projection is exact.
 func TestBackfillRacingWorkers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := backfillDB(t, 3000)
 	knobs := gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 100, Pause: 5 * time.Millisecond})
@@ -209,6 +166,7 @@ func TestBackfillRacingWorkers(t *testing.T) {
 // TestBackfillKnobs: batch size is observed in the data (rows per batch) and
 // can change while the worker runs; the pause adds up over many batches.
 func TestBackfillKnobs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, s := backfillDB(t, 1000)
 	knobs := gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 100, Pause: 10 * time.Millisecond})
@@ -247,6 +205,7 @@ func TestBackfillKnobs(t *testing.T) {
 // TestBackfillRateLimit: a rate limit of 2000 changes/s over 500 changes
 // cannot finish in less than a quarter of a second.
 func TestBackfillRateLimit(t *testing.T) {
+	t.Parallel()
 	_, s := backfillDB(t, 500)
 	start := time.Now()
 	if _, err := s.RunBackfill(context.Background(), todosBackfill(gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: 50, RowsPerS: 2000}))); err != nil {
@@ -262,22 +221,20 @@ func TestBackfillRateLimit(t *testing.T) {
 // from the application's current rows, the fill starts at the snapshot's
 // cursor instead and activates.
 func TestBackfillPrunedLog(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := backfillDB(t, 100)
 	// The application's current rows, as of the whole log.
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO todos (id, title, owner_id)
-		SELECT todo_id, title, owner_id FROM (`+todos.RebuildQuery+`) r`, "p1"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `INSERT INTO todos (id, title, owner_id)
+		SELECT todo_id, title, owner_id FROM (`+todos.RebuildQuery+`) r`, "p1")
 	if _, err := s.PruneLog(ctx, "p1", 50); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.RunBackfill(ctx, todosBackfill(nil)); !errors.Is(err, gosync.ErrLogPruned) {
 		t.Fatalf("backfill over a pruned log: %v, want ErrLogPruned", err)
 	}
-	var rows int
-	if err := d.Pool.QueryRow(ctx, "SELECT count(*) FROM todos_by_owner").Scan(&rows); err != nil || rows != 0 {
-		t.Fatalf("refused backfill wrote %d projection rows, %v", rows, err)
+	if rows := queryOne[int](t, d.Pool, "SELECT count(*) FROM todos_by_owner"); rows != 0 {
+		t.Fatalf("refused backfill wrote %d projection rows", rows)
 	}
 
 	b := todosBackfill(nil)
@@ -300,6 +257,7 @@ func TestBackfillPrunedLog(t *testing.T) {
 }
 
 func TestWaitActivatedWakesOnNotification(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := backfillDB(t, 10)
 	woke := make(chan error, 1)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gosync/gosync/internal/pgtest"
@@ -71,42 +70,4 @@ func benchPool(b *testing.B) (*pgtest.DB, *pgxpool.Pool) {
 	}
 	b.Cleanup(pool.Close)
 	return d, pool
-}
-
-func mustExec(b testing.TB, pool *pgxpool.Pool, sql string, args ...any) {
-	b.Helper()
-	if _, err := pool.Exec(context.Background(), sql, args...); err != nil {
-		b.Fatalf("%s: %v", sql, err)
-	}
-}
-
-// fillChanges bulk-loads n changes into partition p, round-robin over five
-// tables. A set-based load moves the head by n at once, which the head-only
-// triggers refuse to any writer, so it runs as a restore does: in one
-// transaction with session_replication_role = replica (the harness connects
-// as a superuser).
-func fillChanges(b testing.TB, pool *pgxpool.Pool, n int) {
-	b.Helper()
-	restore(b, pool, `INSERT INTO sync_changes
-		SELECT 'p', g, 0, (ARRAY['todos','notes','lists','tags','users'])[1 + g % 5], 'r' || g, 1, 1, '{}', NULL
-		  FROM generate_series(1, $1::int) g`, n)
-	restore(b, pool, `INSERT INTO sync_partitions VALUES ('p', $1, 0)`, n)
-	mustExec(b, pool, `ANALYZE sync_changes`)
-}
-
-// restore runs one statement with the triggers off (a bulk load of a
-// synthetic log, as pg_restore would write it).
-func restore(b testing.TB, pool *pgxpool.Pool, sql string, args ...any) {
-	b.Helper()
-	ctx := context.Background()
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, sql, args...)
-		return err
-	})
-	if err != nil {
-		b.Fatalf("%s: %v", sql, err)
-	}
 }

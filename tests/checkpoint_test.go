@@ -6,45 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
-type beginner interface {
-	Begin(context.Context) (pgx.Tx, error)
-}
-
-// pushChange appends one commit carrying writerVersion with one change to
-// tbl, holding the partition lock as a push does, and returns its commit_seq.
-func pushChange(ctx context.Context, conn beginner, partition, tbl string, writerVersion int64) (int64, error) {
-	var seq int64
-	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT FROM sync_lock_partition($1)", partition); err != nil {
-			return err
-		}
-		c, err := appendCommit(ctx, tx, partition, v(writerVersion))
-		if err != nil {
-			return err
-		}
-		seq = c.CommitSeq
-		_, err = tx.Exec(ctx, `INSERT INTO sync_changes VALUES ($1, $2, 0, $3, 'r', 1, 1, '{}', NULL)`, partition, seq, tbl)
-		return err
-	})
-	return seq, err
-}
-
-func mustPush(t *testing.T, conn beginner, partition, tbl string, writerVersion int64) int64 {
-	t.Helper()
-	seq, err := pushChange(context.Background(), conn, partition, tbl, writerVersion)
-	if err != nil {
-		t.Fatalf("push: %v", err)
-	}
-	return seq
-}
-
 func TestCheckpointLifecycle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -56,14 +23,14 @@ func TestCheckpointLifecycle(t *testing.T) {
 	if cp.State != gosync.StateDeclared || cp.OwnerEpoch != 0 || cp.Watermark != 0 || cp.SchemaVersion != 2 {
 		t.Fatalf("declared = %+v", cp)
 	}
-	if got := fenceOf(t, d, "p1"); got != 2 {
+	if got := fenceOf(t, d.Pool, "p1"); got != 2 {
 		t.Fatalf("fence after declare v2 = %d", got)
 	}
 	// A lower version never lowers the fence.
 	if _, err := s.DeclareCheckpoint(ctx, "p1", "other", 1); err != nil {
 		t.Fatal(err)
 	}
-	if got := fenceOf(t, d, "p1"); got != 2 {
+	if got := fenceOf(t, d.Pool, "p1"); got != 2 {
 		t.Fatalf("fence after declaring v1 over v2 = %d, want 2", got)
 	}
 	// An existing row is never re-declared, but the fence still rises.
@@ -74,7 +41,7 @@ func TestCheckpointLifecycle(t *testing.T) {
 	if again != cp {
 		t.Fatalf("re-declare changed the row: %+v, was %+v", again, cp)
 	}
-	if got := fenceOf(t, d, "p1"); got != 3 {
+	if got := fenceOf(t, d.Pool, "p1"); got != 3 {
 		t.Fatalf("fence after declaring v3 = %d, want 3", got)
 	}
 
@@ -149,15 +116,14 @@ func TestCheckpointLifecycle(t *testing.T) {
 }
 
 func TestActivateRequiresFence(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
 
 	// A checkpoint row written without its fence (by hand, or by a broken
 	// installer) cannot be activated.
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_backfill_checkpoints VALUES ('p1', 'bare', 2, 'backfilling', 0, 1, 0, 0)`); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `INSERT INTO sync_backfill_checkpoints VALUES ('p1', 'bare', 2, 'backfilling', 0, 1, 0, 0)`)
 	_, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "bare", OwnerEpoch: 1, Watermark: 0, Sources: nil})
 	if !errors.Is(err, gosync.ErrCheckpointFenceMissing) {
 		t.Fatalf("activate without a fence row: %v, want ErrCheckpointFenceMissing", err)
@@ -168,9 +134,7 @@ func TestActivateRequiresFence(t *testing.T) {
 	if _, err := s.DeclareCheckpoint(ctx, "p2", "other", 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_backfill_checkpoints VALUES ('p2', 'low', 3, 'declared', 0, 0, 0, 0)`); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `INSERT INTO sync_backfill_checkpoints VALUES ('p2', 'low', 3, 'declared', 0, 0, 0, 0)`)
 	cp, err := s.ClaimCheckpoint(ctx, "p2", "low", 3)
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +163,7 @@ func TestActivateRequiresFence(t *testing.T) {
 }
 
 func TestActivateUnverifiableWhenPruned(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -243,6 +208,7 @@ func TestActivateUnverifiableWhenPruned(t *testing.T) {
 // ErrInvalidArgument and a message naming the argument, and leaves the
 // barrier tables exactly as they were.
 func TestBadArgumentsChangeNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -307,27 +273,4 @@ func TestBadArgumentsChangeNothing(t *testing.T) {
 	if after := barrierState(t, d); after != before {
 		t.Fatalf("bad arguments changed the barrier tables:\nbefore %s\nafter  %s", before, after)
 	}
-}
-
-// barrierState is the barrier tables as text, for before/after comparisons.
-func barrierState(t *testing.T, d *pgtest.DB) string {
-	t.Helper()
-	var s string
-	err := d.Pool.QueryRow(context.Background(), `SELECT concat_ws(' | ',
-		(SELECT string_agg(format('%s', c), ',' ORDER BY partition, name) FROM sync_backfill_checkpoints c),
-		(SELECT string_agg(format('%s', f), ',' ORDER BY partition) FROM sync_writer_fence f),
-		(SELECT string_agg(format('%s', p), ',' ORDER BY partition) FROM sync_partitions p))`).Scan(&s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func fenceOf(t *testing.T, d *pgtest.DB, partition string) int64 {
-	t.Helper()
-	var fence int64
-	if err := d.Pool.QueryRow(context.Background(), "SELECT required_writer_version FROM sync_writer_fence WHERE partition = $1", partition).Scan(&fence); err != nil {
-		t.Fatal(err)
-	}
-	return fence
 }

@@ -17,6 +17,7 @@ import (
 // distinct, they are exactly 1..64, and only the newest owner can advance or
 // activate; every older owner's CAS fails and changes nothing.
 func TestConcurrentClaims(t *testing.T) {
+	t.Parallel()
 	const claimers = 64
 	ctx := context.Background()
 	d := pgtest.New(t)
@@ -64,9 +65,7 @@ func TestConcurrentClaims(t *testing.T) {
 
 	// Every older owner, each on its own connection: advance and activate fail.
 	// (Activation creates a missing partition row by design: create it first.)
-	if _, err := d.Pool.Exec(ctx, "SELECT FROM sync_lock_partition('p1')"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "SELECT FROM sync_lock_partition('p1')")
 	before := barrierState(t, d)
 	var stale sync.WaitGroup
 	for i := range conns {

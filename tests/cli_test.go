@@ -3,14 +3,10 @@ package tests
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,66 +18,8 @@ import (
 	"github.com/gosync/gosync/internal/todos"
 )
 
-var cliBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "gosync-cli-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "gosync")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/gosync").CombinedOutput()
-	if err != nil {
-		return "", errors.New(string(out))
-	}
-	return bin, nil
-})
-
-type cliResult struct {
-	stdout, stderr string
-	code           int
-}
-
-// gosyncCLI runs the command as a subprocess, without DATABASE_URL in its
-// environment (the database is --db, or the embedded default).
-func gosyncCLI(t *testing.T, args ...string) cliResult {
-	t.Helper()
-	bin, err := cliBinary()
-	if err != nil {
-		t.Fatalf("build gosync: %v", err)
-	}
-	cmd := exec.Command(bin, args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DATABASE_URL=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return cliResult{stdout.String(), stderr.String(), code}
-}
-
-func (r cliResult) json(t *testing.T, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, r.stdout)
-	}
-}
-
-func wantCode(t *testing.T, r cliResult, code int, args string) {
-	t.Helper()
-	if r.code != code {
-		t.Fatalf("gosync %s: exit %d, want %d\nstdout: %s\nstderr: %s", args, r.code, code, r.stdout, r.stderr)
-	}
-}
-
 func TestCLIBackfill(t *testing.T) {
+	t.Parallel()
 	d, _ := backfillDB(t, 3000)
 	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "500")
 	wantCode(t, r, 0, "backfill")
@@ -97,6 +35,7 @@ func TestCLIBackfill(t *testing.T) {
 // cmd/gosync cover each command's output): 0 help, 2 bad usage in one
 // line, 3 gate closed, 1 failure.
 func TestCLIExitCodes(t *testing.T) {
+	t.Parallel()
 	d := pgtest.New(t)
 	if _, err := d.Pool.Exec(context.Background(), "SELECT sync_declare_checkpoint('p1', 'proj', 2)"); err != nil {
 		t.Fatal(err)
@@ -122,6 +61,7 @@ func TestCLIExitCodes(t *testing.T) {
 // TestCLIDemoEmbedded: `gosync demo` with no database configured starts its
 // own throwaway Postgres, runs the whole story, and removes the server.
 func TestCLIDemoEmbedded(t *testing.T) {
+	t.Parallel()
 	r := gosyncCLI(t, "demo", "--commits", "3000")
 	wantCode(t, r, 0, "demo")
 	for _, want := range []string{"sync.storage.writer_fence_rejected", "push refused", "activated at watermark",
@@ -139,6 +79,7 @@ func TestCLIDemoEmbedded(t *testing.T) {
 // TestCLIDBStopsOnInterrupt: `gosync db` serves until Ctrl-C, then removes
 // the server.
 func TestCLIDBStopsOnInterrupt(t *testing.T) {
+	t.Parallel()
 	bin, err := cliBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +140,7 @@ func waitForWatermark(t *testing.T, s *gosync.Store, watermark int64) {
 // in the middle of its run; projection and watermark stay consistent, and a
 // second run resumes from the stored watermark to an exact projection.
 func TestCLIBackfillKilledAndResumed(t *testing.T) {
+	t.Parallel()
 	d, s := backfillDB(t, 4000)
 	bin, err := cliBinary()
 	if err != nil {
@@ -240,6 +182,7 @@ func TestCLIBackfillKilledAndResumed(t *testing.T) {
 // watermark) and that re-running resumes; the re-run finishes with rows and
 // percentage that agree; a third run says "already activated", exit 0.
 func TestCLIBackfillInterrupted(t *testing.T) {
+	t.Parallel()
 	d, s := backfillDB(t, 4000)
 	ctx := context.Background()
 	bin, err := cliBinary()
@@ -295,6 +238,7 @@ func TestCLIBackfillInterrupted(t *testing.T) {
 // after their current batches (committed, each projection consistent with
 // its watermark); re-running resumes and activates every partition.
 func TestCLIBackfillAllInterrupted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s, partitions := fleetDB(t, 4, 2000)
 	bin, err := cliBinary()
@@ -310,11 +254,7 @@ func TestCLIBackfillAllInterrupted(t *testing.T) {
 	defer cmd.Process.Kill()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		var progress int64
-		if err := d.Pool.QueryRow(ctx, "SELECT coalesce(sum(watermark), 0) FROM sync_backfill_checkpoints").Scan(&progress); err != nil {
-			t.Fatal(err)
-		}
-		if progress >= 300 {
+		if progress := queryOne[int64](t, d.Pool, "SELECT coalesce(sum(watermark), 0) FROM sync_backfill_checkpoints"); progress >= 300 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -346,7 +286,9 @@ func TestCLIBackfillAllInterrupted(t *testing.T) {
 	if pending == 0 {
 		t.Fatal("every partition was activated before Ctrl-C: the test stopped nothing")
 	}
-	r := gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--workers", "2")
+	// The interrupted workers' claims stay until their lease runs out (30 s
+	// by default): a short lease lets the re-run take them over at once.
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--workers", "2", "--lease", "2s")
 	wantCode(t, r, 0, "backfill --all (resume)")
 	for _, p := range partitions {
 		if diff := projectionDiffIn(t, d, p, -1); diff != "" {
@@ -359,11 +301,10 @@ func TestCLIBackfillAllInterrupted(t *testing.T) {
 // backfill that fails before its first batch commits leaves no projection
 // table it created behind.
 func TestCLIBackfillFailures(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
-	if _, err := d.Pool.Exec(ctx, "SELECT sync_declare_checkpoint('p1', 'todos_by_owner', 2)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "SELECT sync_declare_checkpoint('p1', 'todos_by_owner', 2)")
 	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
 	wantCode(t, r, 1, "backfill without a marker")
 	if !strings.Contains(r.stderr, "pass --version N") {
@@ -371,17 +312,14 @@ func TestCLIBackfillFailures(t *testing.T) {
 	}
 
 	d, s := backfillDB(t, 100)
-	if _, err := d.Pool.Exec(ctx, "DROP TABLE todos_by_owner"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "DROP TABLE todos_by_owner")
 	if _, err := s.PruneLog(ctx, "p1", 50); err != nil {
 		t.Fatal(err)
 	}
 	r = gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
 	wantCode(t, r, 1, "backfill over a pruned log")
-	var exists bool
-	if err := d.Pool.QueryRow(ctx, "SELECT to_regclass('todos_by_owner') IS NOT NULL").Scan(&exists); err != nil || exists {
-		t.Fatalf("a failed backfill left todos_by_owner behind (%v); stderr %q", err, r.stderr)
+	if queryOne[bool](t, d.Pool, "SELECT to_regclass('todos_by_owner') IS NOT NULL") {
+		t.Fatalf("a failed backfill left todos_by_owner behind; stderr %q", r.stderr)
 	}
 	if !strings.Contains(r.stderr, "pruned") {
 		t.Fatalf("backfill over a pruned log: %q", r.stderr)
@@ -411,12 +349,11 @@ func TestCLIBackfillAsBackfillRole(t *testing.T) {
 // backfilled in every partition by the CLI with its apply step in a SQL
 // file (examples/backfill-sql), equals a rebuild from the whole log.
 func TestCLIBackfillAllWithSQLFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, _, partitions := fleetDB(t, 6, 400)
-	if _, err := d.Pool.Exec(ctx, `CREATE TABLE todo_titles (partition text, todo_id text, title text, PRIMARY KEY (partition, todo_id));
-		SELECT sync_install_checkpoints(array_agg(partition), array_agg('todo_titles'::text), 2) FROM sync_partitions`); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `CREATE TABLE todo_titles (partition text, todo_id text, title text, PRIMARY KEY (partition, todo_id));
+		SELECT sync_install_checkpoints(array_agg(partition), array_agg('todo_titles'::text), 2) FROM sync_partitions`)
 	r := gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--workers", "3", "--batch", "150",
 		"--name", "todo_titles", "--sources", "todos", "--apply", "../examples/backfill-sql/todo_titles.sql")
 	wantCode(t, r, 0, "backfill --all --apply")
@@ -458,6 +395,7 @@ func TestCLIBackfillAllWithSQLFile(t *testing.T) {
 // partitions: one bump declares the projection in all of them, the fleet
 // activates every one, and the summary ends at lag 0.
 func TestCLIDemoPartitions(t *testing.T) {
+	t.Parallel()
 	d := pgtest.NewEmpty(t)
 	r := gosyncCLI(t, "--db", d.URL, "demo", "--partitions", "40", "--commits", "2000", "--workers", "2")
 	wantCode(t, r, 0, "demo --partitions 40")

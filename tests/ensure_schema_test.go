@@ -10,18 +10,10 @@ import (
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
-	"github.com/gosync/gosync/internal/todos"
 )
-
-// The example application (internal/todos) is the tests' application too.
-var (
-	todosSchema = todos.Schema
-	todosDDL    = todos.SchemaChange
-)
-
-var todosByOwner = gosync.CheckpointDeclaration{Partition: "p1", Name: "todos_by_owner", SchemaVersion: 2}
 
 func TestEnsureSchemaBumpInstallsMarkerAndCheckpoints(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -48,13 +40,11 @@ func TestEnsureSchemaBumpInstallsMarkerAndCheckpoints(t *testing.T) {
 	if err != nil || cp.State != gosync.StateDeclared || cp.SchemaVersion != 2 {
 		t.Fatalf("declared checkpoint = %+v, %v", cp, err)
 	}
-	if f := fenceOf(t, d, "p1"); f != 2 {
+	if f := fenceOf(t, d.Pool, "p1"); f != 2 {
 		t.Fatalf("fence = %d, want 2", f)
 	}
 	// The DDL ran: the new column exists.
-	if _, err := d.Pool.Exec(ctx, "INSERT INTO todos (id, title, owner_id) VALUES ('t1', 'x', 'u1')"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "INSERT INTO todos (id, title, owner_id) VALUES ('t1', 'x', 'u1')")
 	// An old writer is fenced out now; a writer at the new version is not.
 	if _, err := appendCommit(ctx, d.Pool, "p1", nil); !errors.Is(err, gosync.ErrWriterFenceRejected) {
 		t.Fatalf("NULL writer after the bump: %v", err)
@@ -68,6 +58,7 @@ func TestEnsureSchemaBumpInstallsMarkerAndCheckpoints(t *testing.T) {
 }
 
 func TestEnsureSchemaRefusals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -115,13 +106,9 @@ func TestEnsureSchemaRefusals(t *testing.T) {
 	check("extra table", s.EnsureSchema(ctx, extraTable, decl, nil), gosync.ErrSchemaMismatch, `table "lists"`)
 
 	// Same layouts, but the physical table lost a column.
-	if _, err := d.Pool.Exec(ctx, "ALTER TABLE todos DROP COLUMN owner_id"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "ALTER TABLE todos DROP COLUMN owner_id")
 	check("physical column missing", s.EnsureSchema(ctx, todosSchema(2), decl, nil), gosync.ErrSchemaMismatch, `table "todos" column "owner_id" is missing`)
-	if _, err := d.Pool.Exec(ctx, "DROP TABLE todos"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "DROP TABLE todos")
 	check("physical table missing", s.EnsureSchema(ctx, todosSchema(2), decl, nil), gosync.ErrSchemaMismatch, `table "todos" does not exist`)
 
 	// Invalid schemas never reach the database.
@@ -133,9 +120,8 @@ func TestEnsureSchemaRefusals(t *testing.T) {
 	} {
 		check(name, s.EnsureSchema(ctx, bad, nil, nil), gosync.ErrInvalidSchema)
 	}
-	var version int64
-	if err := d.Pool.QueryRow(ctx, "SELECT schema_version FROM sync_schema_meta").Scan(&version); err != nil || version != 2 {
-		t.Fatalf("refusals changed the marker: %d, %v", version, err)
+	if version := schemaVersion(t, d.Pool); version != 2 {
+		t.Fatalf("refusals changed the marker: %d", version)
 	}
 }
 
@@ -143,6 +129,7 @@ func TestEnsureSchemaRefusals(t *testing.T) {
 // unqualified queries do, through the whole search_path, so a table in a
 // later schema of the path is found.
 func TestEnsureSchemaFollowsSearchPath(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -150,16 +137,12 @@ func TestEnsureSchemaFollowsSearchPath(t *testing.T) {
 	if err := s.EnsureSchema(ctx, schema, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Pool.Exec(ctx, "CREATE SCHEMA app; CREATE TABLE app.notes (id text)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "CREATE SCHEMA app; CREATE TABLE app.notes (id text)")
 	if err := s.EnsureSchema(ctx, schema, nil, nil); !errors.Is(err, gosync.ErrSchemaMismatch) {
 		t.Fatalf("notes off the search_path: %v, want ErrSchemaMismatch", err)
 	}
 	conn := d.Conn(t)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA empty_first; SET search_path = empty_first, public, app"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, conn, "CREATE SCHEMA empty_first; SET search_path = empty_first, public, app")
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		return gosync.New(d.Pool).WithTx(tx).EnsureSchema(ctx, schema, nil, nil)
 	})
@@ -169,6 +152,7 @@ func TestEnsureSchemaFollowsSearchPath(t *testing.T) {
 }
 
 func TestEnsureReadyPhases(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)

@@ -11,25 +11,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gosync/gosync/gosync"
-	"github.com/gosync/gosync/internal/db"
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
 const fenceMessage = "sync.storage.writer_fence_rejected"
 
-// appendCommit appends through the generated query, as a Go service would;
-// version nil is an old binary that knows no writer_version.
-func appendCommit(ctx context.Context, q db.DBTX, partition string, version *int64) (db.SyncCommit, error) {
-	c, err := db.New().DemoOldWriterCommit(ctx, q, db.DemoOldWriterCommitParams{
-		Partition: partition, ClientID: "c1", ClientCommitID: "cc-" + partition,
-		ActorID: "a1", CreatedAtMs: 1, WriterVersion: version,
-	})
-	return c, gosync.MapError(err)
-}
-
-func v(n int64) *int64 { return &n }
-
 func TestWriterFence(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 
@@ -40,10 +28,8 @@ func TestWriterFence(t *testing.T) {
 		}
 	}
 
-	if _, err := d.Pool.Exec(ctx, "INSERT INTO sync_writer_fence VALUES ('P', 7)"); err != nil {
-		t.Fatal(err)
-	}
-	before := countCommits(t, d, "P")
+	mustExec(t, d.Pool, "INSERT INTO sync_writer_fence VALUES ('P', 7)")
+	before := countCommits(t, d.Pool, "P")
 	for _, tc := range []struct {
 		version *int64
 		offered string
@@ -61,10 +47,10 @@ func TestWriterFence(t *testing.T) {
 			t.Fatalf("detail = %q, want %q", pg.Detail, wantDetail)
 		}
 	}
-	if got := countCommits(t, d, "P"); got != before {
+	if got := countCommits(t, d.Pool, "P"); got != before {
 		t.Fatalf("rejected inserts left %d commits behind", got-before)
 	}
-	if seq := maxCommitSeq(t, d, "P"); seq != before {
+	if seq := maxCommitSeq(t, d.Pool, "P"); seq != before {
 		t.Fatalf("rejected inserts moved max_commit_seq to %d, want %d", seq, before)
 	}
 	for _, version := range []int64{7, 8} {
@@ -81,11 +67,10 @@ func TestWriterFence(t *testing.T) {
 // TestWriterFenceRawInsert: the fence holds for writers that never go
 // through gosync: a plain SQL string over the simple protocol, and psql.
 func TestWriterFenceRawInsert(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
-	if _, err := d.Pool.Exec(ctx, "INSERT INTO sync_writer_fence VALUES ('P', 7)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "INSERT INTO sync_writer_fence VALUES ('P', 7)")
 	raw := `INSERT INTO sync_commits (partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms)
 	        VALUES ('P', 1, 'old', 'old-1', 'a', 1)`
 	_, err := d.Pool.Exec(ctx, raw, pgx.QueryExecModeSimpleProtocol)
@@ -106,7 +91,7 @@ func TestWriterFenceRawInsert(t *testing.T) {
 			t.Fatalf("psql output lacks %q:\n%s", want, out)
 		}
 	}
-	if n := countCommits(t, d, "P"); n != 0 {
+	if n := countCommits(t, d.Pool, "P"); n != 0 {
 		t.Fatalf("raw inserts below the fence stored %d commits", n)
 	}
 }
@@ -115,11 +100,10 @@ func TestWriterFenceRawInsert(t *testing.T) {
 // commit with its change and change scope, then hit the fence with a second
 // commit, leaves none of them after rollback.
 func TestWriterFenceRollbackLeavesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
-	if _, err := d.Pool.Exec(ctx, "INSERT INTO sync_writer_fence VALUES ('P', 7)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "INSERT INTO sync_writer_fence VALUES ('P', 7)")
 	tx, err := d.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -132,9 +116,7 @@ func TestWriterFenceRollbackLeavesNothing(t *testing.T) {
 		`INSERT INTO sync_changes VALUES ('P', $1, 0, 'todos', 'r1', 1, 1, '{}', NULL)`,
 		`INSERT INTO sync_change_scopes VALUES ('P', 'todos', 'owner', 'u1', $1)`,
 	} {
-		if _, err := tx.Exec(ctx, stmt, c.CommitSeq); err != nil {
-			t.Fatal(err)
-		}
+		mustExec(t, tx, stmt, c.CommitSeq)
 	}
 	if _, err := appendCommit(ctx, tx, "P", v(6)); !errors.Is(err, gosync.ErrWriterFenceRejected) {
 		t.Fatalf("err = %v, want ErrWriterFenceRejected", err)
@@ -150,22 +132,4 @@ func TestWriterFenceRollbackLeavesNothing(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("rolled-back fenced transaction left %d rows", n)
 	}
-}
-
-func countCommits(t *testing.T, d *pgtest.DB, partition string) int64 {
-	t.Helper()
-	var n int64
-	if err := d.Pool.QueryRow(context.Background(), "SELECT count(*) FROM sync_commits WHERE partition = $1", partition).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-func maxCommitSeq(t *testing.T, d *pgtest.DB, partition string) int64 {
-	t.Helper()
-	var seq int64
-	if err := d.Pool.QueryRow(context.Background(), "SELECT max_commit_seq FROM sync_partitions WHERE partition = $1", partition).Scan(&seq); err != nil {
-		t.Fatal(err)
-	}
-	return seq
 }

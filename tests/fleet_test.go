@@ -17,26 +17,6 @@ import (
 	"github.com/gosync/gosync/internal/todos"
 )
 
-// fleetDB seeds n partitions with changes commits each and bumps to v2
-// with todos_by_owner declared in every partition.
-func fleetDB(t *testing.T, n, changes int) (*pgtest.DB, *gosync.Store, []string) {
-	t.Helper()
-	ctx := context.Background()
-	d, s := v1DB(t)
-	partitions := make([]string, n)
-	for i := range partitions {
-		partitions[i] = fmt.Sprintf("f%03d", i)
-		if err := todos.SeedLog(ctx, d.Pool, partitions[i], changes, 40, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	everywhere := []gosync.CheckpointDeclaration{{AllPartitions: true, Name: todos.Projection, SchemaVersion: 2}}
-	if err := s.EnsureSchema(ctx, todosSchema(2), everywhere, todosDDL(2)); err != nil {
-		t.Fatal(err)
-	}
-	return d, s, partitions
-}
-
 // processPool is one "process": its own pool, recognizable by its
 // application_name so the test can kill its backends.
 func processPool(t *testing.T, d *pgtest.DB, name string) *pgxpool.Pool {
@@ -63,6 +43,7 @@ func processPool(t *testing.T, d *pgtest.DB, name string) *pgxpool.Pool {
 // activated, each by exactly one worker, and every partition's projection
 // equals a rebuild from the log.
 func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, _, partitions := fleetDB(t, 30, 300)
 	fleet := func(pause time.Duration) gosync.Fleet {
@@ -107,10 +88,7 @@ func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
 	if err := <-victimDone; err == nil {
 		t.Fatal("the killed process finished without an error")
 	}
-	var orphaned int
-	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM sync_backfill_checkpoints WHERE state = 'backfilling'`).Scan(&orphaned); err != nil {
-		t.Fatal(err)
-	}
+	orphaned := queryOne[int](t, d.Pool, `SELECT count(*) FROM sync_backfill_checkpoints WHERE state = 'backfilling'`)
 	t.Logf("killed %d backends; the victim activated %d partitions and left %d backfilling", killed, len(victimRes.Activated), orphaned)
 	if orphaned == 0 {
 		t.Fatal("the victim left no partition mid-fill: the test proves nothing")
@@ -153,9 +131,8 @@ func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
 			t.Errorf("partition %s: projection differs from a rebuild: %s", p, diff)
 		}
 	}
-	var pending int
-	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM sync_backfill_checkpoints WHERE state <> 'activated'`).Scan(&pending); err != nil || pending != 0 {
-		t.Fatalf("%d checkpoints not activated, %v", pending, err)
+	if pending := queryOne[int](t, d.Pool, `SELECT count(*) FROM sync_backfill_checkpoints WHERE state <> 'activated'`); pending != 0 {
+		t.Fatalf("%d checkpoints not activated", pending)
 	}
 	t.Logf("survivors: %d and %d partitions activated, %d and %d taken over by a peer",
 		len(results[0].Activated), len(results[1].Activated), results[0].Lost, results[1].Lost)
@@ -171,9 +148,7 @@ func listenActivations(t *testing.T, d *pgtest.DB) func() map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+gosync.ActivationChannel); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, conn, "LISTEN "+gosync.ActivationChannel)
 	var mu sync.Mutex
 	counts := map[string]int{}
 	last := time.Now()
@@ -218,6 +193,7 @@ func listenActivations(t *testing.T, d *pgtest.DB) func() map[string]int {
 // TestFleetBackfillReports: one aggregate report at least at the end, with
 // the partition counts of the database and this process's changes.
 func TestFleetBackfillReports(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, s, partitions := fleetDB(t, 5, 100)
 	var last gosync.FleetProgress
@@ -252,12 +228,11 @@ func TestFleetBackfillReports(t *testing.T) {
 // nothing. Once the owners stop advancing for the lease, a claim takes a
 // checkpoint over with a new epoch.
 func TestClaimNextNeverCollides(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
-	if _, err := d.Pool.Exec(ctx, `SELECT sync_install_checkpoints(array_agg('c' || i), array_agg('proj'::text), 2, 1000)
-		FROM generate_series(0, 7) i`); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `SELECT sync_install_checkpoints(array_agg('c' || i), array_agg('proj'::text), 2, 1000)
+		FROM generate_series(0, 7) i`)
 	const claimers = 12
 	conns := make([]*pgx.Conn, claimers)
 	for i := range conns {

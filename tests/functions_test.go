@@ -21,6 +21,7 @@ var createFunction = regexp.MustCompile(`(?m)^CREATE OR REPLACE FUNCTION ([a-z_]
 // transaction changes no function definition and adds none, and every
 // function of the schema has a canonical file.
 func TestMigratedFunctionsAreCanonical(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	migrated := dumpCatalog(t, d.Pool, "functions")

@@ -13,6 +13,7 @@ import (
 )
 
 func TestServeGate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -28,10 +29,8 @@ func TestServeGate(t *testing.T) {
 		t.Fatalf("no marker: refusal = %+v, want schema 0 vs 2", r)
 	}
 
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_schema_meta VALUES (1, 2, '{}');
-		INSERT INTO sync_partition_registry VALUES ('p1', 'e1', false, 0)`); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `INSERT INTO sync_schema_meta VALUES (1, 2, '{}');
+		INSERT INTO sync_partition_registry VALUES ('p1', 'e1', false, 0)`)
 	for _, c := range []struct {
 		partition, name string
 		version         int64
@@ -102,6 +101,7 @@ func TestServeGate(t *testing.T) {
 // TestServeGateOnCallerTransaction: a gate read through WithTx sees the
 // transaction's own uncommitted state, and other connections do not.
 func TestServeGateOnCallerTransaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)

@@ -17,6 +17,7 @@ import (
 // log; the start-up check accepts the same declaration, and refuses a server
 // that declares only some of the pairs.
 func TestBumpDeclaresForEveryPartition(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -39,7 +40,7 @@ func TestBumpDeclaresForEveryPartition(t *testing.T) {
 	var got []string
 	for _, cp := range cps {
 		got = append(got, cp.Partition+"/"+cp.Name+"/"+string(cp.State))
-		if f := fenceOf(t, d, cp.Partition); f != 2 {
+		if f := fenceOf(t, d.Pool, cp.Partition); f != 2 {
 			t.Errorf("fence of %s = %d, want 2", cp.Partition, f)
 		}
 	}
@@ -68,6 +69,7 @@ func TestBumpDeclaresForEveryPartition(t *testing.T) {
 // sync_install_checkpoints cannot append under the old fence — the install
 // wrote the partition row, so the writer's lock of it fails to serialize.
 func TestInstallCheckpointsConflictsWithOlderSnapshots(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	if _, err := appendCommit(ctx, d.Pool, "p1", v(1)); err != nil {
@@ -78,13 +80,10 @@ func TestInstallCheckpointsConflictsWithOlderSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer writer.Rollback(ctx)
-	var fences int
-	if err := writer.QueryRow(ctx, "SELECT count(*) FROM sync_writer_fence").Scan(&fences); err != nil || fences != 0 {
-		t.Fatalf("snapshot: %d fences, %v", fences, err)
+	if fences := queryOne[int](t, writer, "SELECT count(*) FROM sync_writer_fence"); fences != 0 {
+		t.Fatalf("snapshot: %d fences", fences)
 	}
-	if _, err := d.Pool.Exec(ctx, "SELECT sync_install_checkpoints('{p1}', '{proj}', 2)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "SELECT sync_install_checkpoints('{p1}', '{proj}', 2)")
 	_, err = writer.Exec(ctx, `SELECT sync_append_commit('p1', 'c', 'late', 'a', 0, 1, '{}', '{}', '{}', '{}', '{}', '{}')`)
 	if code := sqlState(err); code != "40001" {
 		t.Fatalf("append at version 1 from a snapshot older than the fence: SQLSTATE %q (%v), want 40001", code, err)

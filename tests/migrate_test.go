@@ -2,77 +2,80 @@ package tests
 
 import (
 	"context"
-	"io/fs"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
-	sqlfiles "github.com/gosync/gosync/sql"
 )
 
-// TestMigrateRoundTripProvider: up, down to zero, up through goose's Provider
-// API on the embedded files leaves the catalog exactly as the first up did,
-// and down to zero leaves nothing of gosync behind.
-func TestMigrateRoundTripProvider(t *testing.T) {
-	ctx := context.Background()
-	db := pgtest.NewEmpty(t)
-	p, err := gosync.NewMigrator(ctx, db.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	if _, err := p.Up(ctx); err != nil {
-		t.Fatal(err)
-	}
-	first := dumpWholeCatalog(t, db.Pool)
-	assertHasSchema(t, first)
-	if _, err := p.DownTo(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	assertNoSchema(t, dumpWholeCatalog(t, db.Pool))
-	if v, err := p.GetDBVersion(ctx); err != nil || v != 0 {
-		t.Fatalf("version after down to 0 = %d, %v; want 0", v, err)
-	}
-	if _, err := p.Up(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if again := dumpWholeCatalog(t, db.Pool); again != first {
-		t.Fatalf("catalog after up/down/up differs:\n%s", lineDiff(first, again))
-	}
-}
-
-// TestMigrateRoundTripGooseCLI does the same with the plain goose CLI on
-// sql/migrations, as an operator would, and checks it builds the same catalog
-// as the Provider API (the template every other test uses).
-func TestMigrateRoundTripGooseCLI(t *testing.T) {
-	goose := gooseBinary(t)
-	migrated := pgtest.New(t)
-	want := dumpWholeCatalog(t, migrated.Pool)
-
-	db := pgtest.NewEmpty(t)
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(goose, append([]string{"-dir", "../sql/migrations", "postgres", db.URL}, args...)...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("goose %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	run("up")
-	first := dumpWholeCatalog(t, db.Pool)
-	if first != want {
-		t.Fatalf("goose CLI and Provider catalogs differ:\n%s", lineDiff(want, first))
-	}
-	run("down-to", "0")
-	assertNoSchema(t, dumpWholeCatalog(t, db.Pool))
-	run("up")
-	if again := dumpWholeCatalog(t, db.Pool); again != first {
-		t.Fatalf("catalog after goose up/down/up differs:\n%s", lineDiff(first, again))
+// TestMigrateRoundTrip: up, down to zero, up, through goose's Provider API
+// on the embedded files and through the plain goose CLI on sql/migrations
+// (as an operator would). The first up builds exactly the template's
+// catalog (gosync.Migrate's, which every other test uses), down to zero
+// leaves nothing of gosync behind, and up again rebuilds the same catalog.
+func TestMigrateRoundTrip(t *testing.T) {
+	t.Parallel()
+	type migrator struct{ up, downToZero func() }
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T, db *pgtest.DB) migrator
+	}{
+		{"Provider", func(t *testing.T, db *pgtest.DB) migrator {
+			ctx := context.Background()
+			p, err := gosync.NewMigrator(ctx, db.Pool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close() })
+			return migrator{
+				up: func() {
+					if _, err := p.Up(ctx); err != nil {
+						t.Fatal(err)
+					}
+				},
+				downToZero: func() {
+					if _, err := p.DownTo(ctx, 0); err != nil {
+						t.Fatal(err)
+					}
+					if v, err := p.GetDBVersion(ctx); err != nil || v != 0 {
+						t.Fatalf("version after down to 0 = %d, %v; want 0", v, err)
+					}
+				},
+			}
+		}},
+		{"goose CLI", func(t *testing.T, db *pgtest.DB) migrator {
+			goose := gooseBinary(t)
+			run := func(args ...string) {
+				t.Helper()
+				cmd := exec.Command(goose, append([]string{"-dir", "../sql/migrations", "postgres", db.URL}, args...)...)
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("goose %s: %v\n%s", strings.Join(args, " "), err, out)
+				}
+			}
+			return migrator{up: func() { run("up") }, downToZero: func() { run("down-to", "0") }}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			want := dumpWholeCatalog(t, pgtest.New(t).Pool)
+			db := pgtest.NewEmpty(t)
+			m := tc.open(t, db)
+			m.up()
+			first := dumpWholeCatalog(t, db.Pool)
+			assertHasSchema(t, first)
+			if first != want {
+				t.Fatalf("catalog after up differs from the template's:\n%s", lineDiff(want, first))
+			}
+			m.downToZero()
+			assertNoSchema(t, dumpWholeCatalog(t, db.Pool))
+			m.up()
+			if again := dumpWholeCatalog(t, db.Pool); again != first {
+				t.Fatalf("catalog after up/down/up differs:\n%s", lineDiff(first, again))
+			}
+		})
 	}
 }
 
@@ -92,35 +95,4 @@ func assertNoSchema(t *testing.T, catalog string) {
 			t.Fatalf("down to 0 left %q behind", line)
 		}
 	}
-}
-
-// gooseBinary is $GOOSE_BIN (the Makefile builds bin/goose), else the pinned
-// goose CLI built from tools/go.mod.
-func gooseBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("GOOSE_BIN"); bin != "" {
-		return bin
-	}
-	bin := filepath.Join(t.TempDir(), "goose")
-	cmd := exec.Command("go", "build", "-tags", "no_clickhouse no_libsql no_mssql no_mysql no_sqlite3 no_vertica no_ydb",
-		"-o", bin, "github.com/pressly/goose/v3/cmd/goose")
-	cmd.Dir = "../tools"
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build goose CLI: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// latestVersion is the version of the newest embedded migration.
-func latestVersion(t *testing.T) int64 {
-	t.Helper()
-	files, err := fs.Glob(sqlfiles.Migrations(), "*.sql")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no migrations: %v", err)
-	}
-	v, err := strconv.ParseInt(strings.SplitN(files[len(files)-1], "_", 2)[0], 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }

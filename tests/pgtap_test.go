@@ -18,6 +18,7 @@ import (
 // a fresh migrated database. A missing pg_prove or pgTAP fails the test:
 // `make deps` installs them.
 func TestPgTAP(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("sql/*.sql")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no pgTAP files in tests/sql: %v", err)

@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -14,32 +13,8 @@ import (
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
-func todoCommit(id string, nChanges int) gosync.Commit {
-	c := gosync.Commit{ClientID: "client-1", ClientCommitID: id, ActorID: "u1", CreatedAtMs: 1000}
-	for i := 0; i < nChanges; i++ {
-		rv := int64(i + 1)
-		c.Changes = append(c.Changes, gosync.Change{
-			Table: "todos", RowID: fmt.Sprintf("%s-r%d", id, i), Op: 1, RowVersion: &rv,
-			Scopes: map[string][]string{"owner": {"u1"}}, Payload: []byte(`{"title":"x"}`),
-		})
-	}
-	return c
-}
-
-// readyDB returns a database at schema v2 with todos_by_owner declared for p1.
-func readyDB(t *testing.T) (*pgtest.DB, *gosync.Store) {
-	t.Helper()
-	d := pgtest.New(t)
-	s := gosync.New(d.Pool)
-	if err := s.EnsureSchema(context.Background(), todosSchema(2), []gosync.CheckpointDeclaration{todosByOwner}, todosDDL(2)); err != nil {
-		t.Fatal(err)
-	}
-	return d, s
-}
-
-var serverV2 = gosync.Server{SchemaVersion: 2, Declared: []gosync.CheckpointDeclaration{todosByOwner}}
-
 func TestPushAppendsCommitChangesAndScopes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := readyDB(t)
 	res, err := s.Push(ctx, "p2", todoCommit("cc1", 3), serverV2)
@@ -69,6 +44,7 @@ func TestPushAppendsCommitChangesAndScopes(t *testing.T) {
 // TestPushRefusedByGate: each refusal kind rolls the push back whole (the
 // partition row sync_push's lock inserts included).
 func TestPushRefusedByGate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := readyDB(t)
 	if _, err := s.TouchPartition(ctx, "p2"); err != nil {
@@ -104,22 +80,10 @@ func TestPushRefusedByGate(t *testing.T) {
 	}
 }
 
-// logState is every log table's row count and the partitions' seqs.
-func logState(t *testing.T, d *pgtest.DB) string {
-	t.Helper()
-	var s string
-	if err := d.Pool.QueryRow(context.Background(), `SELECT concat_ws(' ',
-		(SELECT count(*) FROM sync_commits), (SELECT count(*) FROM sync_changes),
-		(SELECT count(*) FROM sync_change_scopes), (SELECT count(*) FROM sync_push_results),
-		(SELECT string_agg(format('%s', p), ',' ORDER BY partition) FROM sync_partitions p))`).Scan(&s); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // TestPushConcurrentReplays: 16 connections push the same client commit at
 // once; the partition lock serializes them and exactly one appends.
 func TestPushConcurrentReplays(t *testing.T) {
+	t.Parallel()
 	const replays = 16
 	ctx := context.Background()
 	d, s := readyDB(t)
@@ -167,6 +131,7 @@ func TestPushConcurrentReplays(t *testing.T) {
 // bump sees the old marker and the old data, with the gate of that same
 // snapshot; a read that starts after the bump is refused by the gate.
 func TestReadAuthoritativeSnapshot(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -225,6 +190,7 @@ func TestReadAuthoritativeSnapshot(t *testing.T) {
 // A gate read with the push statement's own starting snapshot would have
 // let it through.
 func TestPushGateReadAfterTheLock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := readyDB(t)
 	if _, err := s.Push(ctx, "p2", todoCommit("first", 1), serverV2); err != nil {
@@ -235,9 +201,7 @@ func TestPushGateReadAfterTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Rollback(ctx)
-	if _, err := holder.Exec(ctx, "SELECT sync_lock_partition('p2'); SELECT sync_declare_checkpoint('p2', 'late_projection', 2)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, holder, "SELECT sync_lock_partition('p2'); SELECT sync_declare_checkpoint('p2', 'late_projection', 2)")
 	done := pushAsync(s, "p2", "waiting", serverV2)
 	waitForLockWaiters(t, d, 1)
 	if err := holder.Commit(ctx); err != nil {

@@ -91,12 +91,8 @@ func TestRedTeamStaleSnapshotFence(t *testing.T) {
 						}
 						defer tx.Rollback(ctx)
 						// The writer's snapshot is taken here, before the fence.
-						if _, err := tx.Exec(ctx, "SELECT count(*) FROM sync_writer_fence"); err != nil {
-							t.Fatal(err)
-						}
-						if _, err := admin.Exec(ctx, raise, partition); err != nil {
-							t.Fatal(err)
-						}
+						mustExec(t, tx, "SELECT count(*) FROM sync_writer_fence")
+						mustExec(t, admin, raise, partition)
 						before := attackState(t, d)
 						err = p.append(tx, partition)
 						if err == nil {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestPartitionRegistry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -21,9 +22,7 @@ func TestPartitionRegistry(t *testing.T) {
 	if err != nil || again.LogEpoch != first.LogEpoch {
 		t.Fatalf("second touch changed the epoch: %+v, %v", again, err)
 	}
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_clients VALUES ('p1', 'c1', 'u1', 1, 5, '[]', 0), ('p2', 'c2', 'u2', 1, 5, '[]', 0)`); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, `INSERT INTO sync_clients VALUES ('p1', 'c1', 'u1', 1, 5, '[]', 0), ('p2', 'c2', 'u2', 1, 5, '[]', 0)`)
 	rotated, err := s.RotateLogEpoch(ctx, "p1")
 	if err != nil || rotated.LogEpoch == first.LogEpoch || !rotated.EpochRequired {
 		t.Fatalf("rotate = %+v, %v", rotated, err)
@@ -47,6 +46,7 @@ func TestPartitionRegistry(t *testing.T) {
 }
 
 func TestPruneLog(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := readyDB(t)
 	for i := 0; i < 5; i++ {
@@ -81,6 +81,7 @@ func TestPruneLog(t *testing.T) {
 }
 
 func TestSegmentExpiry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, s := readyDB(t) // todos_by_owner at v2 in p1
 	if err := s.SegmentExpired(ctx, "p1", 1); !errors.Is(err, gosync.ErrSegmentExpired) {

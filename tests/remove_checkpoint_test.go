@@ -16,13 +16,11 @@ import (
 func TestRemoveCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_schema_meta VALUES (1, 2, '{}');
+	mustExec(t, d.Pool, `INSERT INTO sync_schema_meta VALUES (1, 2, '{}');
 		SELECT sync_declare_checkpoint('p1', 'typo', 2);
 		SELECT sync_declare_checkpoint('p1', 'done', 2);
 		SELECT sync_claim_checkpoint('p1', 'done', 2);
-		SELECT sync_activate_checkpoint('p1', 'done', 1, 0, ARRAY['todos'])`); err != nil {
-		t.Fatal(err)
-	}
+		SELECT sync_activate_checkpoint('p1', 'done', 1, 0, ARRAY['todos'])`)
 	admin := gosync.New(loginAs(t, d, "sync_admin", nil))
 	v2 := gosync.Server{SchemaVersion: 2}
 	if r, err := admin.ServeCheck(ctx, "p1", v2); err != nil || r == nil || r.Checkpoint.Name != "typo" {
@@ -35,9 +33,8 @@ func TestRemoveCheckpoint(t *testing.T) {
 	if r, err := admin.ServeCheck(ctx, "p1", v2); err != nil || r != nil {
 		t.Fatalf("after the removal the gate opens: %+v, %v", r, err)
 	}
-	var fence int64
-	if err := d.Pool.QueryRow(ctx, "SELECT required_writer_version FROM sync_writer_fence WHERE partition = 'p1'").Scan(&fence); err != nil || fence != 2 {
-		t.Fatalf("fence after the removal: %d, %v; want 2 (never lowered)", fence, err)
+	if fence := fenceOf(t, d.Pool, "p1"); fence != 2 {
+		t.Fatalf("fence after the removal: %d; want 2 (never lowered)", fence)
 	}
 	if _, err := admin.RemoveCheckpoint(ctx, "p1", "typo"); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
 		t.Fatalf("remove a missing checkpoint: %v", err)
@@ -48,9 +45,7 @@ func TestRemoveCheckpoint(t *testing.T) {
 	if cp, err := admin.Checkpoint(ctx, "p1", "done"); err != nil || cp.State != gosync.StateActivated {
 		t.Fatalf("the activated checkpoint after the refused removal: %+v, %v", cp, err)
 	}
-	if _, err := d.Pool.Exec(ctx, "SELECT sync_declare_checkpoint('p1', 'typo', 2)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "SELECT sync_declare_checkpoint('p1', 'typo', 2)")
 	for _, group := range []string{"sync_reader", "sync_writer", "sync_backfill"} {
 		_, err := gosync.New(loginAs(t, d, group, nil)).RemoveCheckpoint(ctx, "p1", "typo")
 		if sqlState(err) != "42501" {

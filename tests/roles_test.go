@@ -4,76 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
-
-// loginURL creates a real login role, member of group (none when ""), and
-// returns its URL and name. The role is dropped when the test ends.
-func loginURL(t *testing.T, d *pgtest.DB, group string) (*url.URL, string) {
-	t.Helper()
-	ctx := context.Background()
-	name := fmt.Sprintf("%s_%s", d.Name, group)
-	if group == "" {
-		name = d.Name + "_nobody"
-	}
-	sql := fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD 'pw'", pgx.Identifier{name}.Sanitize())
-	if group != "" {
-		sql += " IN ROLE " + pgx.Identifier{group}.Sanitize()
-	}
-	if _, err := d.Pool.Exec(ctx, sql); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(d.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword(name, "pw")
-	t.Cleanup(func() {
-		_, _ = d.Pool.Exec(context.Background(), "DROP OWNED BY "+pgx.Identifier{name}.Sanitize()+"; DROP ROLE "+pgx.Identifier{name}.Sanitize())
-	})
-	return u, name
-}
-
-// loginAs returns a pool connected as a new login role in group (see
-// loginURL), with the runtime parameters given.
-func loginAs(t *testing.T, d *pgtest.DB, group string, runtime map[string]string) *pgxpool.Pool {
-	t.Helper()
-	ctx := context.Background()
-	u, name := loginURL(t, d, group)
-	cfg, err := pgxpool.ParseConfig(u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range runtime {
-		cfg.ConnConfig.RuntimeParams[k] = v
-	}
-	cfg.MaxConns = 2
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := pool.Ping(ctx); err != nil {
-		t.Fatalf("connect as %s: %v", name, err)
-	}
-	return pool
-}
-
-func sqlState(err error) string {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		return pg.Code
-	}
-	return ""
-}
 
 // TestRolePrivileges: for each group role, every operation is attempted for
 // real by a login member. Allowed ones run in a rolled-back transaction;
@@ -192,9 +130,7 @@ func roleName(group string) string {
 func TestSearchPathHijack(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.NewEmpty(t)
-	if _, err := d.Pool.Exec(ctx, "CREATE SCHEMA synced"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "CREATE SCHEMA synced")
 	cfg, err := pgxpool.ParseConfig(d.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -218,15 +154,11 @@ func TestSearchPathHijack(t *testing.T) {
 	if err := s.EnsureSchema(ctx, todosSchema(2), []gosync.CheckpointDeclaration{todosByOwner}, todosDDL(2)); err != nil {
 		t.Fatalf("schema bump in a non-default schema: %v", err)
 	}
-	if _, err := owner.Exec(ctx, "GRANT USAGE ON SCHEMA synced TO sync_reader"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, owner, "GRANT USAGE ON SCHEMA synced TO sync_reader")
 
 	// Mallory owns a schema and plants look-alikes in it.
 	mallory := loginAs(t, d, "", nil)
-	if _, err := d.Pool.Exec(ctx, "CREATE SCHEMA evil AUTHORIZATION "+pgx.Identifier{d.Name + "_nobody"}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "CREATE SCHEMA evil AUTHORIZATION "+pgx.Identifier{d.Name + "_nobody"}.Sanitize())
 	for _, plant := range []string{
 		"CREATE TABLE evil.sync_writer_fence (partition text, required_writer_version integer)",
 		"CREATE TABLE evil.sync_changes (partition text, commit_seq bigint, idx integer, tbl text, row_id text, op smallint, row_version bigint, scopes jsonb, payload bytea)",
@@ -248,9 +180,7 @@ func TestSearchPathHijack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "CREATE TEMP TABLE sync_writer_fence (partition text, required_writer_version integer)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, conn, "CREATE TEMP TABLE sync_writer_fence (partition text, required_writer_version integer)")
 	_, err = conn.Exec(ctx, "INSERT INTO synced.sync_commits VALUES ('p1', 99, 'old', 'old-1', 'a', 0, 1)")
 	if !errors.Is(gosync.MapError(err), gosync.ErrWriterFenceRejected) {
 		t.Fatalf("a v1 insert with look-alike fence tables on the path: %v, want the fence", err)
@@ -282,9 +212,8 @@ func TestSearchPathHijack(t *testing.T) {
 	if _, err := s.Push(ctx, "p2", todoCommit("v2", 2), serverV2); err != nil {
 		t.Fatalf("push in the non-default schema: %v", err)
 	}
-	var audit int
-	if err := owner.QueryRow(ctx, "SELECT count(*) FROM sync_security_audit() WHERE NOT ok").Scan(&audit); err != nil || audit != 0 {
-		t.Fatalf("audit in the non-default schema: %d failing checks, %v", audit, err)
+	if audit := queryOne[int](t, owner, "SELECT count(*) FROM sync_security_audit() WHERE NOT ok"); audit != 0 {
+		t.Fatalf("audit in the non-default schema: %d failing checks", audit)
 	}
 }
 
@@ -306,15 +235,11 @@ func TestSecurityAudit(t *testing.T) {
 	if f := failing(); len(f) != 0 {
 		t.Fatalf("audit after migrate up: failing %v", f)
 	}
-	if _, err := d.Pool.Exec(ctx, "ALTER TABLE sync_commits DISABLE TRIGGER sync_commits_writer_fence"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "ALTER TABLE sync_commits DISABLE TRIGGER sync_commits_writer_fence")
 	if f := failing(); len(f) != 2 || f[0] != "fence trigger enabled" || f[1] != "head-only triggers present and enabled" {
 		t.Fatalf("audit with the trigger disabled: failing %v", f)
 	}
-	if _, err := d.Pool.Exec(ctx, "ALTER TABLE sync_commits ENABLE TRIGGER sync_commits_writer_fence; GRANT UPDATE ON sync_writer_fence TO sync_writer"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "ALTER TABLE sync_commits ENABLE TRIGGER sync_commits_writer_fence; GRANT UPDATE ON sync_writer_fence TO sync_writer")
 	if f := failing(); len(f) != 1 || f[0] != "sync roles cannot write the fence, the checkpoints, the marker, the horizon or the epoch" {
 		t.Fatalf("audit with a writable fence: failing %v", f)
 	}
@@ -330,21 +255,16 @@ func TestSecurityAudit(t *testing.T) {
 		  BEGIN IF EXISTS (SELECT 1 FROM sync_writer_fence f WHERE f.partition = NEW.partition) THEN NULL; END IF; RETURN NEW; END $$`,
 			"", "fence function reads its tables by qualified name"},
 	} {
-		if _, err := d.Pool.Exec(ctx, "REVOKE UPDATE ON sync_writer_fence FROM sync_writer; "+c.open); err != nil {
-			t.Fatal(err)
-		}
+		mustExec(t, d.Pool, "REVOKE UPDATE ON sync_writer_fence FROM sync_writer; "+c.open)
 		if f := failing(); len(f) != 1 || f[0] != c.check {
 			t.Fatalf("after %q: failing %v, want [%s]", c.open, f, c.check)
 		}
 		if c.close != "" {
-			if _, err := d.Pool.Exec(ctx, c.close); err != nil {
-				t.Fatal(err)
-			}
+			mustExec(t, d.Pool, c.close)
 		}
 	}
-	var publicCreate bool
-	if err := d.Pool.QueryRow(ctx, "SELECT has_schema_privilege('public', 'public', 'CREATE')").Scan(&publicCreate); err != nil || publicCreate {
-		t.Fatalf("PUBLIC may create in schema public after migrating: %v, %v", publicCreate, err)
+	if queryOne[bool](t, d.Pool, "SELECT has_schema_privilege('public', 'public', 'CREATE')") {
+		t.Fatal("PUBLIC may create in schema public after migrating")
 	}
 }
 
@@ -361,9 +281,7 @@ func TestRolesRunTheServices(t *testing.T) {
 	}
 	// The application's own tables are the application's: here the
 	// operator's role owns them, so its schema bumps may ALTER them.
-	if _, err := d.Pool.Exec(ctx, "ALTER TABLE todos OWNER TO sync_admin"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "ALTER TABLE todos OWNER TO sync_admin")
 	admin := gosync.New(loginAs(t, d, "sync_admin", nil))
 	writer := gosync.New(loginAs(t, d, "sync_writer", nil))
 	backfill := gosync.New(loginAs(t, d, "sync_backfill", nil))

@@ -16,44 +16,11 @@ import (
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
-// v1DB is a database at schema v1 (todos without owner_id).
-func v1DB(t *testing.T) (*pgtest.DB, *gosync.Store) {
-	t.Helper()
-	d := pgtest.New(t)
-	s := gosync.New(d.Pool)
-	if err := s.EnsureSchema(context.Background(), todosSchema(1), nil, todosDDL(1)); err != nil {
-		t.Fatal(err)
-	}
-	return d, s
-}
-
-var serverV1 = gosync.Server{SchemaVersion: 1}
-
 // bumpToV2 starts the v2 schema bump in the background; opts tunes it.
 func bumpToV2(ctx context.Context, s *gosync.Store, opts *gosync.SchemaChangeOptions) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		done <- s.EnsureSchema(ctx, todosSchema(2), []gosync.CheckpointDeclaration{todosByOwner}, opts)
-	}()
-	return done
-}
-
-func within[T any](t *testing.T, what string, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(15 * time.Second):
-		t.Fatalf("%s: still waiting after 15s (blocked?)", what)
-		panic("unreachable")
-	}
-}
-
-func pushAsync(s *gosync.Store, partition, id string, srv gosync.Server) <-chan error {
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Push(context.Background(), partition, todoCommit(id, 2), srv)
-		done <- err
 	}()
 	return done
 }
@@ -64,6 +31,7 @@ func pushAsync(s *gosync.Store, partition, id string, srv gosync.Server) <-chan 
 // completes. (With an unbounded LOCK TABLE, the new writer would queue
 // behind the waiting bump and this test would time out.)
 func TestSchemaBumpRetriesInsteadOfFreezingWriters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := v1DB(t)
 	long := d.Conn(t)
@@ -108,9 +76,8 @@ func TestSchemaBumpRetriesInsteadOfFreezingWriters(t *testing.T) {
 		t.Fatal("the bump never retried")
 	}
 	// The long writer's commit landed before the bump, at v1.
-	var wv int64
-	if err := d.Pool.QueryRow(ctx, "SELECT writer_version FROM sync_commits c JOIN sync_push_results r USING (partition, client_id, client_commit_id) WHERE client_commit_id = 'long'").Scan(&wv); err != nil || wv != 1 {
-		t.Fatalf("long writer's commit: writer_version %d, %v", wv, err)
+	if wv := queryOne[int64](t, d.Pool, "SELECT writer_version FROM sync_commits c JOIN sync_push_results r USING (partition, client_id, client_commit_id) WHERE client_commit_id = 'long'"); wv != 1 {
+		t.Fatalf("long writer's commit: writer_version %d", wv)
 	}
 	t.Logf("bump retried %d times", retries.Load())
 }
@@ -119,6 +86,7 @@ func TestSchemaBumpRetriesInsteadOfFreezingWriters(t *testing.T) {
 // lock, pushes wait (and then either proceed at the new version or are
 // refused by the gate), plain reads and authoritative reads go on.
 func TestSchemaBumpHoldsWritersNotReaders(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, s := v1DB(t)
 	inLock, release := make(chan struct{}), make(chan struct{})
@@ -165,32 +133,11 @@ func TestSchemaBumpHoldsWritersNotReaders(t *testing.T) {
 	if err := within(t, "the v2 push", newPush); err != nil {
 		t.Fatalf("v2 push after the bump: %v", err)
 	}
-	var wv int64
-	if err := d.Pool.QueryRow(ctx, "SELECT writer_version FROM sync_commits WHERE partition = 'p3'").Scan(&wv); err != nil || wv != 2 {
-		t.Fatalf("v2 push stored writer_version %d, %v", wv, err)
+	if wv := queryOne[int64](t, d.Pool, "SELECT writer_version FROM sync_commits WHERE partition = 'p3'"); wv != 2 {
+		t.Fatalf("v2 push stored writer_version %d", wv)
 	}
-	if c := countCommits(t, d, "p2"); c != 0 {
+	if c := countCommits(t, d.Pool, "p2"); c != 0 {
 		t.Fatalf("the refused v1 push stored %d commits", c)
-	}
-}
-
-// waitForLockWaiters waits until n backends of the test database wait on a lock.
-func waitForLockWaiters(t *testing.T, d *pgtest.DB, n int) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var waiting int
-		if err := d.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d backends wait on a lock, want %d", waiting, n)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -198,6 +145,7 @@ func waitForLockWaiters(t *testing.T, d *pgtest.DB, n int) {
 // pushes at the old and the new version. Every round ends in time, no
 // deadlock is detected, and the only refusals are the gate's.
 func TestSchemaBumpNoDeadlock(t *testing.T) {
+	t.Parallel()
 	const rounds = 100
 	ctx := context.Background()
 	d := pgtest.New(t)
@@ -252,9 +200,8 @@ func TestSchemaBumpNoDeadlock(t *testing.T) {
 			}
 		}
 	}
-	var version int64
-	if err := d.Pool.QueryRow(ctx, "SELECT schema_version FROM sync_schema_meta").Scan(&version); err != nil || version != rounds+1 {
-		t.Fatalf("final version %d, %v", version, err)
+	if version := schemaVersion(t, d.Pool); version != rounds+1 {
+		t.Fatalf("final version %d", version)
 	}
 	if pushes.Load() == 0 || refusals.Load() == 0 {
 		t.Fatalf("no interleaving: %d pushes, %d refusals", pushes.Load(), refusals.Load())

@@ -53,6 +53,7 @@ const (
 // sync_set_schema_version — the same words, SQLSTATE 55000 — and a refused
 // call changes nothing.
 func TestSchemaMarkerRulesOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -175,6 +176,7 @@ func layoutsJSON(t *testing.T, sc gosync.Schema) string {
 // for each and changes nothing; sync_admin's bump below the marker gets the
 // same words; a login without a sync role is denied.
 func TestSchemaMarkerFunctionsForEveryRole(t *testing.T) {
+	// Serial: it logs in as members of the cluster-wide sync_* roles.
 	ctx := context.Background()
 	d := pgtest.New(t)
 	owner := gosync.New(d.Pool)
@@ -270,6 +272,7 @@ func TestSchemaMarkerFunctionsForEveryRole(t *testing.T) {
 // through EnsureSchema) as inside sync_serve_check: every read of the
 // checkpoints is an index scan returning at most one row.
 func TestFirstUndeclaredDoesNotScanPending(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	fillPending(t, func(sql string, args ...any) {
@@ -324,6 +327,7 @@ func TestFirstUndeclaredDoesNotScanPending(t *testing.T) {
 // sync_serve_gate inlinable (no function scan in the caller's plan) and,
 // with most checkpoints activated, served by the partial index.
 func TestServeGateStillInlines(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	fillPending(t, func(sql string, args ...any) {

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
@@ -23,6 +21,7 @@ import (
 // partition refuses before any other partition's. Declarations for every
 // partition are handed to the oracle as the pairs they cover.
 func TestServeCheckMatchesOracle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
@@ -39,15 +38,15 @@ func TestServeCheckMatchesOracle(t *testing.T) {
 		running := int64(1 + rng.IntN(2))
 		// Mostly at the running version, so the later rules get exercised.
 		if v := rng.IntN(8); v > 1 {
-			mustTx(t, tx, `INSERT INTO sync_schema_meta VALUES (1, $1, '{}')`, running)
+			mustExec(t, tx, `INSERT INTO sync_schema_meta VALUES (1, $1, '{}')`, running)
 		} else if v == 1 {
-			mustTx(t, tx, `INSERT INTO sync_schema_meta VALUES (1, $1, '{}')`, 3-running)
+			mustExec(t, tx, `INSERT INTO sync_schema_meta VALUES (1, $1, '{}')`, 3-running)
 		}
 		for i := rng.IntN(4); i > 0; i-- {
-			mustTx(t, tx, `INSERT INTO sync_partition_registry VALUES ($1, $2, false, 0) ON CONFLICT DO NOTHING`, pick("p", 6), pick("e", 2))
+			mustExec(t, tx, `INSERT INTO sync_partition_registry VALUES ($1, $2, false, 0) ON CONFLICT DO NOTHING`, pick("p", 6), pick("e", 2))
 		}
 		for i := rng.IntN(12); i > 0; i-- {
-			mustTx(t, tx, `INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms)
+			mustExec(t, tx, `INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms)
 				VALUES ($1, $2, $3, $4, 0) ON CONFLICT DO NOTHING`,
 				pick("p", 6), pick("n", 4), 1+rng.IntN(2), []string{"declared", "backfilling", "activated"}[rng.IntN(3)])
 		}
@@ -114,24 +113,6 @@ func TestServeCheckMatchesOracle(t *testing.T) {
 	}
 }
 
-func mustTx(t *testing.T, tx pgx.Tx, sql string, args ...any) {
-	t.Helper()
-	if _, err := tx.Exec(context.Background(), sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
-// fillPending declares n pending checkpoints of version 2 named proj in as
-// many partitions, plus one of another projection in the last partition.
-func fillPending(t testing.TB, exec func(sql string, args ...any), n int) {
-	exec(`INSERT INTO sync_schema_meta VALUES (1, 2, '{}') ON CONFLICT (id) DO NOTHING`)
-	exec(`INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms)
-		SELECT 'w' || lpad(i::text, 7, '0'), 'proj', 2, 'declared', 0 FROM generate_series(1, $1) i`, n)
-	exec(`INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms)
-		VALUES ('w' || lpad($1::int::text, 7, '0'), 'other', 2, 'backfilling', 0)`, n)
-	exec(`ANALYZE sync_backfill_checkpoints`)
-}
-
 var actualRows = regexp.MustCompile(`Index (?:Only )?Scan[^\n]* on sync_backfill_checkpoints[^\n]*actual time=[0-9.]+\.\.[0-9.]+ rows=(\d+) loops=(\d+)`)
 
 // TestServeCheckDoesNotScanPending proves the rule is index-driven: with
@@ -140,6 +121,7 @@ var actualRows = regexp.MustCompile(`Index (?:Only )?Scan[^\n]* on sync_backfill
 // first, then plpgsql's cached generic plan — and every read of
 // sync_backfill_checkpoints is an index scan returning at most one row.
 func TestServeCheckDoesNotScanPending(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	fillPending(t, func(sql string, args ...any) {
@@ -185,6 +167,7 @@ func TestServeCheckDoesNotScanPending(t *testing.T) {
 
 // TestServeCheckArguments: bad arguments are refused with 22023.
 func TestServeCheckArguments(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
 	for _, q := range []string{

@@ -59,6 +59,7 @@ func assertHistory(t *testing.T, pool *pgxpool.Pool, table, want string) {
 // `up` record gosync's migrations in gosync_db_version, show only gosync's
 // files, and never change the application's history or tables.
 func TestAppGooseHistoryUntouched(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.NewEmpty(t)
 	app, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(d.Pool), appMigrations)
@@ -124,11 +125,10 @@ func TestAppGooseHistoryUntouched(t *testing.T) {
 // history is copied into gosync_db_version, nothing is migrated twice,
 // goose_db_version is left as it was, and the catalog is a fresh one's.
 func TestLegacyHistoryCarriedOver(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := legacyGosyncDB(t)
-	if _, err := d.Pool.Exec(ctx, "SELECT sync_append_commit('p1', 'c1', 'cc1', 'a', 0, 1, '{}', '{}', '{}', '{}', '{}', '{}')"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "SELECT sync_append_commit('p1', 'c1', 'cc1', 'a', 0, 1, '{}', '{}', '{}', '{}', '{}', '{}')")
 	legacy := history(t, d.Pool, "goose_db_version")
 	cols := tableColumns(t, d.Pool)
 	rows := tableRows(t, d.Pool, cols)
@@ -171,20 +171,18 @@ func TestLegacyHistoryCarriedOver(t *testing.T) {
 // are not gosync's is never copied, even on a database with gosync objects;
 // gosync then refuses to run its migrations a second time.
 func TestAppHistoryNotTakenForGosyncs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := legacyGosyncDB(t)
-	if _, err := d.Pool.Exec(ctx, "INSERT INTO goose_db_version (version_id, is_applied) VALUES (20240101120000, true)"); err != nil {
-		t.Fatal(err)
-	}
+	mustExec(t, d.Pool, "INSERT INTO goose_db_version (version_id, is_applied) VALUES (20240101120000, true)")
 	legacy := history(t, d.Pool, "goose_db_version")
 	// Nothing carried over, and not migrated twice either: the adoption
 	// step sees gosync's objects without their history and refuses.
 	if _, err := gosync.NewMigrator(ctx, d.Pool); err == nil || !strings.Contains(err.Error(), "gosync's migrations already ran on this database") {
 		t.Fatalf("migrator: %v, want the adoption refusal", err)
 	}
-	var versionTable *string
-	if err := d.Pool.QueryRow(ctx, "SELECT to_regclass('gosync_db_version')::text").Scan(&versionTable); err != nil || versionTable != nil {
-		t.Fatalf("gosync_db_version = %v, %v; want none (nothing carried over)", versionTable, err)
+	if versionTable := queryOne[*string](t, d.Pool, "SELECT to_regclass('gosync_db_version')::text"); versionTable != nil {
+		t.Fatalf("gosync_db_version = %v; want none (nothing carried over)", *versionTable)
 	}
 	assertHistory(t, d.Pool, "goose_db_version", legacy)
 }
@@ -193,6 +191,7 @@ func TestAppHistoryNotTakenForGosyncs(t *testing.T) {
 // --version-table) records gosync's history where asked; a name that is not
 // a plain identifier is refused before anything.
 func TestVersionTableOption(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.NewEmpty(t)
 	if _, err := gosync.Migrate(ctx, d.Pool, gosync.WithVersionTable("sync_tool_versions")); err != nil {
@@ -216,9 +215,8 @@ func TestVersionTableOption(t *testing.T) {
 			t.Fatalf("version table %q: %v, want ErrInvalidArgument", bad, err)
 		}
 	}
-	var n int
-	if err := d.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE '%version%'").Scan(&n); err != nil || n != 1 {
-		t.Fatalf("version tables = %d, %v; want only sync_tool_versions", n, err)
+	if n := queryOne[int](t, d.Pool, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE '%version%'"); n != 1 {
+		t.Fatalf("version tables = %d; want only sync_tool_versions", n)
 	}
 }
 
@@ -228,6 +226,7 @@ func TestVersionTableOption(t *testing.T) {
 // (goose's version-0 row already in gosync_db_version), and the plain goose
 // command finds nothing to do.
 func TestLegacyHistoryPlainGoose(t *testing.T) {
+	t.Parallel()
 	gooseCLI := gooseBinary(t)
 	d := legacyGosyncDB(t)
 	legacy := history(t, d.Pool, "goose_db_version")

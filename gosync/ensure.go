@@ -111,7 +111,7 @@ func (s *Store) checkIncomplete(ctx context.Context, version int64, declared []C
 	if err != nil {
 		return err
 	}
-	r, err := s.q.FirstUndeclaredIncomplete(ctx, s.conn, db.FirstUndeclaredIncompleteParams{SchemaVersion: v,
+	r, err := s.q.FirstUndeclaredCheckpoint(ctx, s.conn, db.FirstUndeclaredCheckpointParams{SchemaVersion: v,
 		DeclaredNames: decl.Names, DeclaredPartitions: decl.Partitions, DeclaredPartitionNames: decl.PartitionNames})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil

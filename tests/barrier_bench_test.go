@@ -143,7 +143,7 @@ func BenchmarkServeCheck(b *testing.B) {
 		{AllPartitions: true, Name: "proj", SchemaVersion: 2}, {AllPartitions: true, Name: "other", SchemaVersion: 2}}}
 	check := func(n int) func() error {
 		_, pool := benchPool(b)
-		fillPending(b, func(sql string, args ...any) { mustExec(b, pool, sql, args...) }, n)
+		fillPending(b, pool, n)
 		store := gosync.New(pool)
 		return func() error {
 			r, err := store.ServeCheck(ctx, "elsewhere", srv)

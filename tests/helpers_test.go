@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -449,16 +450,52 @@ func restore(b testing.TB, pool *pgxpool.Pool, sql string, args ...any) {
 
 // fillPending declares n pending checkpoints of version 2 named proj in as
 // many partitions, plus one of another projection in the last partition.
-func fillPending(t testing.TB, exec func(sql string, args ...any), n int) {
-	exec(`INSERT INTO sync_schema_meta VALUES (1, 2, '{}') ON CONFLICT (id) DO NOTHING`)
-	exec(`INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms)
+func fillPending(t testing.TB, q execer, n int) {
+	t.Helper()
+	mustExec(t, q, `INSERT INTO sync_schema_meta VALUES (1, 2, '{}') ON CONFLICT (id) DO NOTHING`)
+	mustExec(t, q, `INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms)
 		SELECT 'w' || lpad(i::text, 7, '0'), 'proj', 2, 'declared', 0 FROM generate_series(1, $1) i`, n)
-	exec(`INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms)
+	mustExec(t, q, `INSERT INTO sync_backfill_checkpoints (partition, name, schema_version, state, updated_at_ms)
 		VALUES ('w' || lpad($1::int::text, 7, '0'), 'other', 2, 'backfilling', 0)`, n)
-	exec(`ANALYZE sync_backfill_checkpoints`)
+	mustExec(t, q, `ANALYZE sync_backfill_checkpoints`)
 }
 
 // ---- Plans ----
+
+// actualRows finds an index scan of sync_backfill_checkpoints and its actual rows.
+var actualRows = regexp.MustCompile(`Index (?:Only )?Scan[^\n]* on sync_backfill_checkpoints[^\n]*actual time=[0-9.]+\.\.[0-9.]+ rows=(\d+) loops=(\d+)`)
+
+// assertOneRowIndexReads checks the plans that read sync_backfill_checkpoints
+// (as c): each is an index scan (of index, when given) returning at most one
+// row, never a sequential or bitmap scan, and there are at least minReads.
+func assertOneRowIndexReads(t *testing.T, plans []string, index string, minReads int) {
+	t.Helper()
+	reads := 0
+	for _, p := range plans {
+		if !strings.Contains(p, "sync_backfill_checkpoints c") {
+			continue
+		}
+		reads++
+		if strings.Contains(p, "Seq Scan on sync_backfill_checkpoints") || strings.Contains(p, "Bitmap") {
+			t.Fatalf("a read scans the checkpoints:\n%s", p)
+		}
+		if !actualRows.MatchString(p) {
+			t.Fatalf("no index scan of sync_backfill_checkpoints in:\n%s", p)
+		}
+		for _, m := range actualRows.FindAllStringSubmatch(p, -1) {
+			if rows, _ := strconv.Atoi(m[1]); rows > 1 {
+				t.Fatalf("an index scan returned %s rows (want at most 1):\n%s", m[1], p)
+			}
+		}
+		if index != "" && !strings.Contains(p, index) {
+			t.Fatalf("a read does not use %s:\n%s", index, p)
+		}
+	}
+	if reads < minReads {
+		t.Fatalf("auto_explain reported %d reads of the checkpoints, want at least %d (plans seen: %d)", reads, minReads, len(plans))
+	}
+	t.Logf("plan:\n%s", plans[len(plans)-3])
+}
 
 // explainingConn opens a connection on which auto_explain reports the plan
 // of every statement, nested ones (inside functions) included, as a NOTICE

@@ -36,21 +36,21 @@ func (q *Queries) CheckSchemaVersion(ctx context.Context, db DBTX, arg CheckSche
 	return relation, err
 }
 
-const firstUndeclaredIncomplete = `-- name: FirstUndeclaredIncomplete :one
+const firstUndeclaredCheckpoint = `-- name: FirstUndeclaredCheckpoint :one
 SELECT u.checkpoint_partition::text AS partition, u.checkpoint_name::text AS name
   FROM sync_first_undeclared_checkpoint($1::integer, $2::text[],
          $3::text[], $4::text[]) u
  WHERE u.checkpoint_name IS NOT NULL
 `
 
-type FirstUndeclaredIncompleteParams struct {
+type FirstUndeclaredCheckpointParams struct {
 	SchemaVersion          int32
 	DeclaredNames          []string
 	DeclaredPartitions     []string
 	DeclaredPartitionNames []string
 }
 
-type FirstUndeclaredIncompleteRow struct {
+type FirstUndeclaredCheckpointRow struct {
 	Partition string
 	Name      string
 }
@@ -58,14 +58,14 @@ type FirstUndeclaredIncompleteRow struct {
 // The first pending checkpoint of a version that the caller did not declare
 // (by name for every partition, or by pair): sync_first_undeclared_checkpoint,
 // the walk sync_serve_check runs too. No row when there is none.
-func (q *Queries) FirstUndeclaredIncomplete(ctx context.Context, db DBTX, arg FirstUndeclaredIncompleteParams) (FirstUndeclaredIncompleteRow, error) {
-	row := db.QueryRow(ctx, firstUndeclaredIncomplete,
+func (q *Queries) FirstUndeclaredCheckpoint(ctx context.Context, db DBTX, arg FirstUndeclaredCheckpointParams) (FirstUndeclaredCheckpointRow, error) {
+	row := db.QueryRow(ctx, firstUndeclaredCheckpoint,
 		arg.SchemaVersion,
 		arg.DeclaredNames,
 		arg.DeclaredPartitions,
 		arg.DeclaredPartitionNames,
 	)
-	var i FirstUndeclaredIncompleteRow
+	var i FirstUndeclaredCheckpointRow
 	err := row.Scan(&i.Partition, &i.Name)
 	return i, err
 }

@@ -30,7 +30,7 @@ SELECT sync_check_schema_version(@schema_version::bigint, @layouts::text)::text 
 -- The first pending checkpoint of a version that the caller did not declare
 -- (by name for every partition, or by pair): sync_first_undeclared_checkpoint,
 -- the walk sync_serve_check runs too. No row when there is none.
--- name: FirstUndeclaredIncomplete :one
+-- name: FirstUndeclaredCheckpoint :one
 SELECT u.checkpoint_partition::text AS partition, u.checkpoint_name::text AS name
   FROM sync_first_undeclared_checkpoint(@schema_version::integer, @declared_names::text[],
          @declared_partitions::text[], @declared_partition_names::text[]) u

@@ -33,7 +33,7 @@ func ApplyRangeSQL(statement string, sources []string) (func(ctx context.Context
 		// description says how many of the parameters the statement uses.
 		sd, err := tx.Conn().Prepare(ctx, statement, statement)
 		if err != nil {
-			return 0, fmt.Errorf("apply statement: %w", err)
+			return 0, fmt.Errorf("gosync: apply statement: %w", err)
 		}
 		args := []any{partition, after, through, sources}
 		if len(sd.ParamOIDs) > len(args) {

@@ -67,7 +67,7 @@ func sourceChange(r db.SyncChange) (SourceChange, error) {
 	}
 	var single map[string]string
 	if err := json.Unmarshal(r.Scopes, &single); err != nil {
-		return c, fmt.Errorf("change %d of commit %d: scopes %s: %w", r.Idx, r.CommitSeq, r.Scopes, err)
+		return c, fmt.Errorf("gosync: change %d of commit %d: scopes %s: %w", r.Idx, r.CommitSeq, r.Scopes, err)
 	}
 	c.Scopes = make(map[string][]string, len(single))
 	for k, v := range single {
@@ -252,7 +252,7 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 				ErrLogPruned, b.Partition, b.Name, watermark, horizon)
 		}
 		if n, err = s.applyBatch(ctx, tx, b, sources, watermark, end); err != nil {
-			return fmt.Errorf("backfill apply: %w", err)
+			return fmt.Errorf("gosync: backfill apply: %w", err)
 		}
 		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, CheckpointAdvance{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: end, ObservedRows: observed + n})
 		if err != nil {
@@ -315,7 +315,7 @@ func (s *Store) initialFill(ctx context.Context, b Backfill, epoch int64) (water
 			return MapError(err)
 		}
 		if rows, err = b.Initial(ctx, tx); err != nil {
-			return fmt.Errorf("backfill initial fill: %w", err)
+			return fmt.Errorf("gosync: backfill initial fill: %w", err)
 		}
 		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, CheckpointAdvance{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: watermark, ObservedRows: rows})
 		if err != nil {

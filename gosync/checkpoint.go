@@ -21,6 +21,12 @@ const (
 	StateActivated   CheckpointState = "activated"
 )
 
+// CheckpointRef names a checkpoint: a projection being backfilled in a partition.
+type CheckpointRef struct {
+	Partition string `json:"partition"`
+	Name      string `json:"name"`
+}
+
 // Checkpoint is one row of sync_backfill_checkpoints.
 type Checkpoint struct {
 	Partition     string

@@ -168,7 +168,7 @@ func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDe
 		}
 		if o.DDL != nil {
 			if err := o.DDL(ctx, tx); err != nil {
-				return fmt.Errorf("schema change DDL: %w", err)
+				return fmt.Errorf("gosync: schema change DDL: %w", err)
 			}
 		}
 		if err := s.q.SetSchemaVersion(ctx, tx, db.SetSchemaVersionParams{SchemaVersion: schema.Version, Layouts: schema.layouts().json()}); err != nil {
@@ -214,4 +214,14 @@ func (s *Store) installDeclarations(ctx context.Context, tx pgx.Tx, declared []C
 		}
 	}
 	return nil
+}
+
+// SchemaVersion reads the stored schema marker's version (sync_schema_meta),
+// 0 when no server has written one yet.
+func (s *Store) SchemaVersion(ctx context.Context) (int64, error) {
+	meta, err := s.q.GetSchemaMeta(ctx, s.conn)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return meta.SchemaVersion, MapError(err)
 }

@@ -8,14 +8,22 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Every error gosync returns is declared here. Two message styles, by
-// origin: a refusal the database raises carries its code, `sync.…` (the
-// upstream server's code where upstream has one, gosync's own in the same
-// form), with the server's DETAIL after it; an error made in Go starts with
-// `gosync: `. Test them with errors.Is and errors.As, never by text.
+// Every error package gosync returns is declared here, grouped by origin:
+//
+//   - refusals the database raises, mapped by MapError into a *StorageError:
+//     the barrier's codes (`sync.…`, the message, with the server's DETAIL),
+//     the marker rules (the upstream server's sentences, SQLSTATE 55000),
+//     argument checks (`invalid argument: …`, 22023) and the adoption
+//     script (`gosync: cannot adopt …`, 42P16);
+//   - upstream codes Go makes from a SQL answer (ErrSchemaNotReady, ...);
+//   - errors made in Go, whose message starts with `gosync: ` (context
+//     added around an error that already carries its prefix, such as
+//     RunBackfills' `partition "p": `, stays inside it).
+//
+// Test them with errors.Is and errors.As, never by text.
 
-// Raised by the SQL functions and triggers (the message is the code) and
-// mapped by MapError into a *StorageError.
+// The barrier's codes, raised by the SQL functions and triggers (the
+// message is the code, the details are in DETAIL).
 var (
 	// ErrWriterFenceRejected: a commit's writer_version is below the
 	// partition's fence (syncular_writer_fence; upstream's code).
@@ -24,9 +32,11 @@ var (
 	// checkpoint whose partition's writer fence is below its schema version
 	// (upstream's code).
 	ErrCheckpointFenceMissing = errors.New("sync.storage.checkpoint_fence_missing")
-	// ErrCheckpointNotDeclared: no such checkpoint (sync_claim_checkpoint,
-	// sync_activate_checkpoint, sync_remove_checkpoint; upstream's code).
-	// Also made in Go by Store.Checkpoint and RunBackfills when the row is
+	// ErrCheckpointNotDeclared: no such checkpoint, or (sync_claim_checkpoint)
+	// none that may be claimed at that version: declared at another version,
+	// or already activated (sync_claim_checkpoint, sync_activate_checkpoint,
+	// sync_remove_checkpoint; upstream's code). Also made in Go by
+	// Store.Checkpoint, RunBackfills and `gosync backfill` when the row is
 	// missing.
 	ErrCheckpointNotDeclared = errors.New("sync.storage.checkpoint_not_declared")
 	// ErrCheckpointActivated: sync_remove_checkpoint refuses an activated
@@ -43,11 +53,39 @@ var (
 	ErrPartitionSeqRejected = errors.New("sync.storage.partition_seq_rejected")
 )
 
+// Raised by the database with a message of their own, mapped by MapError;
+// Go makes them too where it checks first.
+var (
+	// ErrInvalidArgument is bad input (an empty partition, a negative
+	// watermark, ...), refused before anything was written: by Go's checks,
+	// or by the SQL argument checks (SQLSTATE 22023, or 22021 for a NUL
+	// byte), which MapError maps to it.
+	ErrInvalidArgument = errors.New("gosync: invalid argument")
+
+	// ErrSchemaTooNew: EnsureSchema's refusal when the database was
+	// migrated by a newer server. The rule is SQL's
+	// (sync_check_schema_version, also run by sync_set_schema_version):
+	// MapError maps its refusal (SQLSTATE 55000, the upstream server's
+	// sentence) to this sentinel.
+	ErrSchemaTooNew = errors.New("gosync: stored schema is newer than the configured schema")
+	// ErrSchemaMismatch: same version, different layouts (mapped from
+	// sync_check_schema_version like ErrSchemaTooNew) or a configured
+	// column missing from the physical table (checked in Go).
+	ErrSchemaMismatch = errors.New("gosync: stored schema disagrees with the configured schema")
+	// ErrCannotAdopt: the adoption script (sql/adopt/upstream.sql, run by
+	// NewMigrator) found existing sync tables of a shape gosync cannot use
+	// (a missing column, another type or key); it raises this message
+	// (SQLSTATE 42P16) naming each table and difference, and nothing was
+	// changed.
+	ErrCannotAdopt = errors.New("gosync: cannot adopt the existing sync tables")
+)
+
 // Upstream's codes that gosync makes in Go (the rule itself is SQL's: Go
 // only turns its answer into the error upstream clients expect).
 var (
-	// ErrSchemaNotReady: the gate refused a request (*NotReadyError, from
-	// ServeCheck's answer) or the server cannot start (*ReadinessError).
+	// ErrSchemaNotReady: the gate refused a push or an authoritative read
+	// (*NotReadyError, from sync_serve_check's refusal row; ServeCheck itself
+	// returns the *Refusal) or the server cannot start (*ReadinessError).
 	ErrSchemaNotReady = errors.New("sync.schema_not_ready")
 	// ErrSegmentExpired: Store.SegmentExpired, when sync_segment_expired
 	// says the segment predates a backfill checkpoint: re-pull.
@@ -60,26 +98,10 @@ var (
 
 // Made in Go.
 var (
-	// ErrInvalidArgument is bad input (an empty partition, a negative
-	// watermark, ...), refused before anything was written: by Go's checks,
-	// or by the SQL argument checks (SQLSTATE 22023, or 22021 for a NUL
-	// byte), which MapError maps to it.
-	ErrInvalidArgument = errors.New("gosync: invalid argument")
 	// ErrInvalidSchema: Schema.Validate refuses the configured schema
 	// (readiness phase schema_compile).
 	ErrInvalidSchema = errors.New("gosync: invalid schema")
 
-	// EnsureSchema's refusals at start-up.
-	//
-	// ErrSchemaTooNew: the database was migrated by a newer server. The
-	// rule is SQL's (sync_check_schema_version, also run by
-	// sync_set_schema_version): MapError maps its refusal (SQLSTATE 55000,
-	// the upstream server's sentence) to this sentinel.
-	ErrSchemaTooNew = errors.New("gosync: stored schema is newer than the configured schema")
-	// ErrSchemaMismatch: same version, different layouts (mapped from
-	// sync_check_schema_version like ErrSchemaTooNew) or a configured
-	// column missing from the physical table (checked in Go).
-	ErrSchemaMismatch = errors.New("gosync: stored schema disagrees with the configured schema")
 	// ErrLockBusy: the schema bump could not take the migration lock within
 	// its time budget (writers kept sync_partitions busy).
 	ErrLockBusy = errors.New("gosync: the schema change's migration lock stayed busy")
@@ -87,7 +109,7 @@ var (
 	// A backfill worker's stops.
 	//
 	// ErrLostOwnership: another worker claimed the checkpoint; this one
-	// stopped and wrote nothing more (its last batch was rolled back).
+	// stopped and wrote nothing more (a batch in flight was rolled back).
 	ErrLostOwnership = errors.New("gosync: backfill lost ownership of the checkpoint to a newer claim")
 	// ErrLogPruned: the log is pruned past the watermark, so activation
 	// cannot prove coverage (`unverifiable`). Rebuild from current rows.
@@ -98,7 +120,8 @@ var (
 	ErrBackfillStopped = errors.New("gosync: backfill stopped")
 
 	// ErrNeedsPool: ReadAuthoritative and a backfill's initial fill open
-	// their own REPEATABLE READ transaction, which a Store bound to a
+	// their own REPEATABLE READ transaction, and RunBackfills runs
+	// concurrent workers that commit their claims, which a Store bound to a
 	// caller's transaction (WithTx) cannot; call them on New(pool).
 	ErrNeedsPool = errors.New("gosync: this call needs a pool-backed Store (New), not one from WithTx")
 
@@ -106,13 +129,6 @@ var (
 	// that hold rows (migration 00001's Down drops them); RefuseDroppingData
 	// checks before anything runs.
 	ErrWouldDropData = errors.New("gosync: rolling back would drop tables that hold data")
-
-	// ErrCannotAdopt: the adoption script (sql/adopt/upstream.sql, run by
-	// NewMigrator) found existing sync tables of a shape gosync cannot use
-	// (a missing column, another type or key); it raises this message
-	// (SQLSTATE 42P16) naming each table and difference, and nothing was
-	// changed.
-	ErrCannotAdopt = errors.New("gosync: cannot adopt the existing sync tables")
 )
 
 // errRaced: another server bumped the marker while this one waited for the
@@ -143,7 +159,8 @@ type StorageError struct {
 	PG   *pgconn.PgError // the server's error, with its DETAIL and HINT
 }
 
-// Error is the sentinel and the server's DETAIL.
+// Error is the sentinel and the server's DETAIL; the marker refusals, the
+// adoption refusal and the argument checks carry their own message instead.
 func (e *StorageError) Error() string {
 	switch {
 	case e.Kind == ErrCannotAdopt:
@@ -153,7 +170,7 @@ func (e *StorageError) Error() string {
 	case e.Kind == ErrInvalidArgument:
 		return "gosync: " + e.PG.Message // the SQL check's "invalid argument: ..."
 	case e.Kind == ErrSchemaTooNew || e.Kind == ErrSchemaMismatch:
-		return e.Kind.Error() + ": " + e.PG.Message // the upstream words
+		return "gosync: " + e.PG.Message // the upstream server's sentence
 	case e.PG.Detail != "":
 		return e.Kind.Error() + ": " + e.PG.Detail
 	}
@@ -166,9 +183,10 @@ func (e *StorageError) Is(target error) bool { return target == e.Kind }
 // Unwrap returns the server's error.
 func (e *StorageError) Unwrap() error { return e.PG }
 
-// MapError turns a database error carrying one of the barrier's messages
-// (or an argument check's invalid_parameter_value) into a *StorageError;
-// any other error is returned unchanged.
+// MapError turns a database refusal into a *StorageError: a barrier code
+// (by message), an argument check (22023, or 22021 for a NUL byte), a marker
+// refusal (55000 and its fixed beginning) or the adoption refusal (42P16 and
+// its beginning). Any other error is returned unchanged.
 func MapError(err error) error {
 	var pg *pgconn.PgError
 	if !errors.As(err, &pg) {

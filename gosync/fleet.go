@@ -61,6 +61,9 @@ type FleetResult struct {
 // of the projection is activated; the first other error stops them all. A
 // projection declared nowhere at the version is ErrCheckpointNotDeclared.
 func (s *Store) RunBackfills(ctx context.Context, f Fleet) (FleetResult, error) {
+	if s.pool == nil {
+		return FleetResult{}, fmt.Errorf("%w: RunBackfills runs concurrent workers, each committing its claims", ErrNeedsPool)
+	}
 	if err := f.Backfill.validate(); err != nil {
 		return FleetResult{}, err
 	}
@@ -188,7 +191,7 @@ func (r *fleetRun) fillOne(ctx context.Context, cp Checkpoint) error {
 	return nil
 }
 
-// report calls f.Progress at most once a second (always when final), one
+// report calls f.Report at most once a second (always when final), one
 // call at a time, with the partition counts read from the database: every
 // process's work.
 func (r *fleetRun) report(ctx context.Context, final bool) {

@@ -5,14 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/gosync/gosync/internal/db"
 )
-
-// CheckpointRef names a checkpoint: a projection being backfilled in a partition.
-type CheckpointRef struct {
-	Partition string `json:"partition"`
-	Name      string `json:"name"`
-}
 
 // ServeGate is what sync_serve_gate reads in one round trip.
 type ServeGate struct {
@@ -59,4 +55,89 @@ func (s *Store) SegmentExpired(ctx context.Context, partition string, mintedAt i
 		return fmt.Errorf("%w: segment predates the partition backfill checkpoint — re-pull", ErrSegmentExpired)
 	}
 	return nil
+}
+
+// Server is what a running server knows about itself, for the gate.
+type Server struct {
+	SchemaVersion int64                   // the running schema version; every commit carries it
+	Declared      []CheckpointDeclaration // checkpoints this server knows; others pending close the gate
+	ExpectedEpoch string                  // the client's log epoch, "" when it has none
+}
+
+// ServeCheck applies the refusal rule for a request to partition: nil means
+// serve. The rule lives in SQL, once (sync_serve_check); the first that
+// applies wins:
+//
+//  1. stored schema version ≠ srv.SchemaVersion → RefusalSchema;
+//  2. srv.ExpectedEpoch ≠ "" and the partition's log epoch differs (an
+//     unregistered partition differs from any) → RefusalEpoch;
+//  3. a pending checkpoint (of the running version, not activated) of this
+//     partition, the lowest name → RefusalCheckpoint; else the first pending
+//     checkpoint elsewhere, by (partition, name), that srv.Declared does not
+//     declare (by name for all partitions, or by pair) → RefusalCheckpoint.
+//
+// It fails closed: an empty declaration set declares nothing. Call it on
+// WithTx(tx) to read the gate in the transaction that then serves.
+func (s *Store) ServeCheck(ctx context.Context, partition string, srv Server) (*Refusal, error) {
+	arg, err := serveCheckParams(partition, srv)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.q.ServeCheck(ctx, s.conn, arg)
+	if err != nil {
+		return nil, MapError(err)
+	}
+	return refusalFrom(r.Refusal, r.StoredSchemaVersion, srv.SchemaVersion, r.CheckpointPartition, r.CheckpointName)
+}
+
+func serveCheckParams(partition string, srv Server) (db.ServeCheckParams, error) {
+	v, err := int32Arg("running_schema_version", srv.SchemaVersion)
+	if err != nil {
+		return db.ServeCheckParams{}, err
+	}
+	decl, err := encodeDeclarations(srv.Declared)
+	if err != nil {
+		return db.ServeCheckParams{}, err
+	}
+	return db.ServeCheckParams{
+		Partition: partition, RunningSchemaVersion: v,
+		ExpectedLogEpoch: optional(srv.ExpectedEpoch),
+		DeclaredNames:    decl.Names, DeclaredPartitions: decl.Partitions, DeclaredPartitionNames: decl.PartitionNames,
+	}, nil
+}
+
+// ReadAuthoritative runs read inside one REPEATABLE READ READ ONLY
+// transaction: the gate (a refusal returns a *NotReadyError) and the
+// partition's cursor (max_commit_seq) are read by one statement — one round
+// trip, the one that takes the snapshot — then read runs in that same
+// snapshot, so a schema bump or an epoch rotation can never land
+// between the gate and the data, and the cursor covers what read saw.
+// It needs a Store from New: under WithTx it returns ErrNeedsPool.
+func (s *Store) ReadAuthoritative(ctx context.Context, partition string, srv Server, read func(ctx context.Context, tx pgx.Tx) error) (cursor int64, err error) {
+	if s.pool == nil {
+		return 0, fmt.Errorf("%w: ReadAuthoritative opens its own snapshot", ErrNeedsPool)
+	}
+	check, err := serveCheckParams(partition, srv)
+	if err != nil {
+		return 0, err
+	}
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		gate, err := s.q.ServeCheckAndCursor(ctx, tx, db.ServeCheckAndCursorParams(check))
+		if err != nil {
+			return MapError(err)
+		}
+		refusal, err := refusalFrom(gate.Refusal, gate.StoredSchemaVersion, srv.SchemaVersion, gate.CheckpointPartition, gate.CheckpointName)
+		if err != nil {
+			return err
+		}
+		if refusal != nil {
+			return &NotReadyError{Refusal: *refusal}
+		}
+		if err := read(ctx, tx); err != nil {
+			return err
+		}
+		cursor = gate.Cursor
+		return nil
+	})
+	return cursor, err
 }

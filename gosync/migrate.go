@@ -38,7 +38,7 @@ var plainIdentifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // the pool's database: the same files the goose CLI applies from
 // sql/migrations, recorded in gosync's own version table. A database that an
 // earlier gosync build migrated (its history in goose_db_version) has that
-// history copied into the version table first (see carryOverHistory). A
+// history copied into the version table first (nothing is re-applied). A
 // Postgres session lock serializes concurrent migrators (two service
 // replicas starting at once). Close the provider when done; it does not
 // close the pool.

@@ -5,17 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/gosync/gosync/internal/db"
 )
-
-// Server is what a running server knows about itself, for the gate.
-type Server struct {
-	SchemaVersion int64                   // the running schema version; every commit carries it
-	Declared      []CheckpointDeclaration // checkpoints this server knows; others pending close the gate
-	ExpectedEpoch string                  // the client's log epoch, "" when it has none
-}
 
 // Commit is one client commit to append.
 type Commit struct {
@@ -103,40 +94,4 @@ func (s *Store) Push(ctx context.Context, partition string, c Commit, srv Server
 		return PushResult{}, fmt.Errorf("gosync: push result: %w", err)
 	}
 	return PushResult(out), nil
-}
-
-// ReadAuthoritative runs read inside one REPEATABLE READ READ ONLY
-// transaction: the gate (a refusal returns a *NotReadyError) and the
-// partition's cursor (max_commit_seq) are read by one statement — one round
-// trip, the one that takes the snapshot — then read runs in that same
-// snapshot, so a schema bump or an epoch rotation can never land
-// between the gate and the data, and the cursor covers what read saw.
-// It needs a Store from New: under WithTx it returns ErrNeedsPool.
-func (s *Store) ReadAuthoritative(ctx context.Context, partition string, srv Server, read func(ctx context.Context, tx pgx.Tx) error) (cursor int64, err error) {
-	if s.pool == nil {
-		return 0, fmt.Errorf("%w: ReadAuthoritative opens its own snapshot", ErrNeedsPool)
-	}
-	check, err := serveCheckParams(partition, srv)
-	if err != nil {
-		return 0, err
-	}
-	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		gate, err := s.q.ServeCheckAndCursor(ctx, tx, db.ServeCheckAndCursorParams(check))
-		if err != nil {
-			return MapError(err)
-		}
-		refusal, err := refusalFrom(gate.Refusal, gate.StoredSchemaVersion, srv.SchemaVersion, gate.CheckpointPartition, gate.CheckpointName)
-		if err != nil {
-			return err
-		}
-		if refusal != nil {
-			return &NotReadyError{Refusal: *refusal}
-		}
-		if err := read(ctx, tx); err != nil {
-			return err
-		}
-		cursor = gate.Cursor
-		return nil
-	})
-	return cursor, err
 }

@@ -10,18 +10,18 @@ import (
 
 // BarrierStatus is one row of the sync_barrier_status view.
 type BarrierStatus struct {
-	Partition     string    `json:"partition"`
-	Checkpoint    string    `json:"checkpoint"`
-	State         string    `json:"state"`
-	SchemaVersion int64     `json:"schema_version"`
-	FenceVersion  *int64    `json:"fence_version"` // nil: no fence row
-	OwnerEpoch    int64     `json:"owner_epoch"`
-	Watermark     int64     `json:"watermark"`
-	CoverageSeq   int64     `json:"coverage_seq"`
-	Lag           int64     `json:"lag"`
-	HorizonSeq    int64     `json:"horizon_seq"`
-	ObservedRows  int64     `json:"observed_rows"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	Partition     string          `json:"partition"`
+	Checkpoint    string          `json:"checkpoint"`
+	State         CheckpointState `json:"state"`
+	SchemaVersion int64           `json:"schema_version"`
+	FenceVersion  *int64          `json:"fence_version"` // nil: no fence row
+	OwnerEpoch    int64           `json:"owner_epoch"`
+	Watermark     int64           `json:"watermark"`
+	CoverageSeq   int64           `json:"coverage_seq"`
+	Lag           int64           `json:"lag"`
+	HorizonSeq    int64           `json:"horizon_seq"`
+	ObservedRows  int64           `json:"observed_rows"`
+	UpdatedAt     time.Time       `json:"updated_at"`
 }
 
 // StatusFilter picks rows of sync_barrier_status; the zero value is every row.
@@ -53,7 +53,7 @@ func (s *Store) BarrierStatus(ctx context.Context, f StatusFilter) ([]BarrierSta
 	}
 	out := make([]BarrierStatus, len(rows))
 	for i, r := range rows {
-		out[i] = BarrierStatus{Partition: r.Partition, Checkpoint: r.Checkpoint, State: r.State,
+		out[i] = BarrierStatus{Partition: r.Partition, Checkpoint: r.Checkpoint, State: CheckpointState(r.State),
 			SchemaVersion: int64(r.SchemaVersion), OwnerEpoch: r.OwnerEpoch, Watermark: r.Watermark,
 			CoverageSeq: r.CoverageSeq, Lag: r.Lag, HorizonSeq: r.HorizonSeq, ObservedRows: r.ObservedRows,
 			UpdatedAt: r.UpdatedAt}
@@ -68,14 +68,14 @@ func (s *Store) BarrierStatus(ctx context.Context, f StatusFilter) ([]BarrierSta
 // BarrierSummary is one row of sync_barrier_summary: the checkpoints of one
 // projection at one schema version in one state, across partitions.
 type BarrierSummary struct {
-	SchemaVersion    int64     `json:"schema_version"`
-	Checkpoint       string    `json:"checkpoint"`
-	State            string    `json:"state"`
-	Partitions       int64     `json:"partitions"`
-	MaxLag           int64     `json:"max_lag"`
-	SlowestPartition string    `json:"slowest_partition"` // the partition with MaxLag
-	OldestUpdate     time.Time `json:"oldest_update"`
-	NewestUpdate     time.Time `json:"newest_update"`
+	SchemaVersion    int64           `json:"schema_version"`
+	Checkpoint       string          `json:"checkpoint"`
+	State            CheckpointState `json:"state"`
+	Partitions       int64           `json:"partitions"`
+	MaxLag           int64           `json:"max_lag"`
+	SlowestPartition string          `json:"slowest_partition"` // the partition with MaxLag
+	OldestUpdate     time.Time       `json:"oldest_update"`
+	NewestUpdate     time.Time       `json:"newest_update"`
 }
 
 // BarrierSummary reads sync_barrier_summary, newest schema version first.
@@ -86,7 +86,7 @@ func (s *Store) BarrierSummary(ctx context.Context) ([]BarrierSummary, error) {
 	}
 	out := make([]BarrierSummary, len(rows))
 	for i, r := range rows {
-		out[i] = BarrierSummary{SchemaVersion: int64(r.SchemaVersion), Checkpoint: r.Checkpoint, State: r.State,
+		out[i] = BarrierSummary{SchemaVersion: int64(r.SchemaVersion), Checkpoint: r.Checkpoint, State: CheckpointState(r.State),
 			Partitions: r.Partitions, MaxLag: r.MaxLag, SlowestPartition: r.SlowestPartition,
 			OldestUpdate: r.OldestUpdate, NewestUpdate: r.NewestUpdate}
 	}

@@ -17,7 +17,7 @@ import (
 // the gate on the connection that then writes).
 type Store struct {
 	conn  db.DBTX
-	begin beginner      // opens the transactions of Push and EnsureSchema (a savepoint under WithTx)
+	begin beginner      // opens a backfill batch's and a schema bump's transaction (a savepoint under WithTx)
 	pool  *pgxpool.Pool // nil under WithTx: ReadAuthoritative needs its own snapshot
 	q     *db.Queries
 }
@@ -30,10 +30,13 @@ type beginner interface {
 func New(pool *pgxpool.Pool) *Store { return &Store{conn: pool, begin: pool, pool: pool, q: db.New()} }
 
 // WithTx returns a Store whose calls run inside tx: checkpoint calls, the
-// gate, Push (in a savepoint), schema bumps. Two calls open their own
-// REPEATABLE READ transaction and so need the Store from New, returning
-// ErrNeedsPool here: ReadAuthoritative, and RunBackfill/RunBackfills with
-// Backfill.Initial set.
+// gate, Push (one statement in tx), a backfill's batches and a schema bump
+// (each in a savepoint; the bump's lock_timeout then stays set for the rest
+// of tx). Calls that
+// need their own transactions return ErrNeedsPool here: ReadAuthoritative
+// and a backfill's initial fill (their own REPEATABLE READ snapshot), and
+// RunBackfills (its workers claim and commit concurrently, which one
+// transaction on one connection cannot).
 func (s *Store) WithTx(tx pgx.Tx) *Store { return &Store{conn: tx, begin: tx, q: s.q} }
 
 // optional is a text argument that is NULL when empty.

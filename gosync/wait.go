@@ -20,7 +20,7 @@ const ActivationChannel = "sync_checkpoint_activated"
 // strands it.
 //
 // Any role may NOTIFY on the channel, so wake-ups are coalesced: after a
-// read, notices are drained for at least minRereadGap before the next read,
+// read, notices are drained for at least 100 ms before the next read,
 // and a flood costs one read per gap, not one per notice.
 func WaitActivated(ctx context.Context, pool *pgxpool.Pool, partition, name string, pollEvery time.Duration) error {
 	return waitActivated(ctx, pool, partition, name, pollEvery, nil)

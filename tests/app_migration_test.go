@@ -56,7 +56,7 @@ func TestAppGooseMigrationBumpsSchema(t *testing.T) {
 		if err != nil || cp.State != gosync.StateDeclared {
 			t.Fatalf("checkpoint of %s = %+v, %v", partition, cp, err)
 		}
-		if _, err := appendCommit(ctx, d.Pool, partition, v(1)); !errors.Is(err, gosync.ErrWriterFenceRejected) {
+		if _, err := oldWriterCommit(ctx, d.Pool, partition, v(1)); !errors.Is(err, gosync.ErrWriterFenceRejected) {
 			t.Fatalf("v1 writer in %s after the migration: %v", partition, err)
 		}
 	}

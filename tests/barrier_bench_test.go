@@ -69,7 +69,7 @@ func BenchmarkCommitInsert(b *testing.B) {
 			mustExec(b, pool, `ALTER TABLE sync_commits DISABLE TRIGGER sync_commits_writer_fence`)
 		}
 		return func() error {
-			_, err := appendCommit(ctx, pool, "p", v(2))
+			_, err := oldWriterCommit(ctx, pool, "p", v(2))
 			return err
 		}
 	}

@@ -28,6 +28,6 @@ func TestCatalogMatchesDesign(t *testing.T) {
 	got := dumpWholeCatalog(t, db.Pool)
 	got = got[:strings.Index(got, "## functions")]
 	if g, w := strings.TrimSpace(got), strings.Join(want, "\n"); g != w {
-		t.Errorf("catalog differs from DESIGN.md section 2:\n%s", lineDiff(w, g))
+		t.Errorf("catalog differs from testdata/catalog.txt (the tables of DESIGN.md section 2):\n%s", lineDiff(w, g))
 	}
 }

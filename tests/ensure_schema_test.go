@@ -46,13 +46,13 @@ func TestEnsureSchemaBumpInstallsMarkerAndCheckpoints(t *testing.T) {
 	// The DDL ran: the new column exists.
 	mustExec(t, d.Pool, "INSERT INTO todos (id, title, owner_id) VALUES ('t1', 'x', 'u1')")
 	// An old writer is fenced out now; a writer at the new version is not.
-	if _, err := appendCommit(ctx, d.Pool, "p1", nil); !errors.Is(err, gosync.ErrWriterFenceRejected) {
+	if _, err := oldWriterCommit(ctx, d.Pool, "p1", nil); !errors.Is(err, gosync.ErrWriterFenceRejected) {
 		t.Fatalf("NULL writer after the bump: %v", err)
 	}
-	if _, err := appendCommit(ctx, d.Pool, "p1", v(1)); !errors.Is(err, gosync.ErrWriterFenceRejected) {
+	if _, err := oldWriterCommit(ctx, d.Pool, "p1", v(1)); !errors.Is(err, gosync.ErrWriterFenceRejected) {
 		t.Fatalf("v1 writer after the bump: %v", err)
 	}
-	if _, err := appendCommit(ctx, d.Pool, "p1", v(2)); err != nil {
+	if _, err := oldWriterCommit(ctx, d.Pool, "p1", v(2)); err != nil {
 		t.Fatalf("v2 writer after the bump: %v", err)
 	}
 }

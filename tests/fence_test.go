@@ -23,7 +23,7 @@ func TestWriterFence(t *testing.T) {
 
 	// No fence row: every writer_version is accepted, NULL included.
 	for _, version := range []*int64{nil, v(0), v(1), v(100)} {
-		if _, err := appendCommit(ctx, d.Pool, "P", version); err != nil {
+		if _, err := oldWriterCommit(ctx, d.Pool, "P", version); err != nil {
 			t.Fatalf("no fence: writer_version %v rejected: %v", version, err)
 		}
 	}
@@ -34,7 +34,7 @@ func TestWriterFence(t *testing.T) {
 		version *int64
 		offered string
 	}{{nil, "NULL"}, {v(6), "6"}, {v(0), "0"}} {
-		_, err := appendCommit(ctx, d.Pool, "P", tc.version)
+		_, err := oldWriterCommit(ctx, d.Pool, "P", tc.version)
 		if !errors.Is(err, gosync.ErrWriterFenceRejected) {
 			t.Fatalf("fence 7, writer_version %s: err = %v, want ErrWriterFenceRejected", tc.offered, err)
 		}
@@ -54,12 +54,12 @@ func TestWriterFence(t *testing.T) {
 		t.Fatalf("rejected inserts moved max_commit_seq to %d, want %d", seq, before)
 	}
 	for _, version := range []int64{7, 8} {
-		if _, err := appendCommit(ctx, d.Pool, "P", v(version)); err != nil {
+		if _, err := oldWriterCommit(ctx, d.Pool, "P", v(version)); err != nil {
 			t.Fatalf("fence 7, writer_version %d rejected: %v", version, err)
 		}
 	}
 	// Another partition has no fence row and is unaffected.
-	if _, err := appendCommit(ctx, d.Pool, "Q", nil); err != nil {
+	if _, err := oldWriterCommit(ctx, d.Pool, "Q", nil); err != nil {
 		t.Fatalf("partition Q rejected: %v", err)
 	}
 }
@@ -108,7 +108,7 @@ func TestWriterFenceRollbackLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := appendCommit(ctx, tx, "P", v(7))
+	seq, err := oldWriterCommit(ctx, tx, "P", v(7))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,9 +116,9 @@ func TestWriterFenceRollbackLeavesNothing(t *testing.T) {
 		`INSERT INTO sync_changes VALUES ('P', $1, 0, 'todos', 'r1', 1, 1, '{}', NULL)`,
 		`INSERT INTO sync_change_scopes VALUES ('P', 'todos', 'owner', 'u1', $1)`,
 	} {
-		mustExec(t, tx, stmt, c.CommitSeq)
+		mustExec(t, tx, stmt, seq)
 	}
-	if _, err := appendCommit(ctx, tx, "P", v(6)); !errors.Is(err, gosync.ErrWriterFenceRejected) {
+	if _, err := oldWriterCommit(ctx, tx, "P", v(6)); !errors.Is(err, gosync.ErrWriterFenceRejected) {
 		t.Fatalf("err = %v, want ErrWriterFenceRejected", err)
 	}
 	if err := tx.Rollback(ctx); err != nil {

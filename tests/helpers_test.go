@@ -129,14 +129,12 @@ func todoCommit(id string, nChanges int) gosync.Commit {
 	return c
 }
 
-// appendCommit appends through the generated query, as a Go service would;
-// version nil is an old binary that knows no writer_version.
-func appendCommit(ctx context.Context, q db.DBTX, partition string, version *int64) (db.SyncCommit, error) {
-	c, err := db.New().DemoOldWriterCommit(ctx, q, db.DemoOldWriterCommitParams{
-		Partition: partition, ClientID: "c1", ClientCommitID: "cc-" + partition,
-		ActorID: "a1", CreatedAtMs: 1, WriterVersion: version,
-	})
-	return c, gosync.MapError(err)
+// oldWriterCommit appends one commit as an upstream server's push does
+// (todos.OldWriterCommit: no lock, no gate) and returns its seq; version nil
+// is an old binary that knows no writer_version.
+func oldWriterCommit(ctx context.Context, q db.DBTX, partition string, version *int64) (int64, error) {
+	seq, err := todos.OldWriterCommit(ctx, q, partition, "cc-"+partition, version)
+	return seq, gosync.MapError(err)
 }
 
 // beginner is what starts a transaction: a pool or a connection.
@@ -152,11 +150,10 @@ func pushChange(ctx context.Context, conn beginner, partition, tbl string, write
 		if _, err := tx.Exec(ctx, "SELECT FROM sync_lock_partition($1)", partition); err != nil {
 			return err
 		}
-		c, err := appendCommit(ctx, tx, partition, v(writerVersion))
-		if err != nil {
+		var err error
+		if seq, err = oldWriterCommit(ctx, tx, partition, v(writerVersion)); err != nil {
 			return err
 		}
-		seq = c.CommitSeq
 		_, err = tx.Exec(ctx, `INSERT INTO sync_changes VALUES ($1, $2, 0, $3, 'r', 1, 1, '{}', NULL)`, partition, seq, tbl)
 		return err
 	})
@@ -196,17 +193,13 @@ func upstreamPush(ctx context.Context, pool *pgxpool.Pool, clientCommitID string
 
 // upstreamPushTx is the upstream server's push statements in tx: allocate
 // the seq by upserting sync_partitions and insert the commit in one
-// statement (DemoOldWriterCommit), then its change, the change's scope and
-// the push result. writerVersion nil is an upstream server before 0.23.
+// statement (todos.OldWriterCommit), then its change, the change's scope
+// and the push result. writerVersion nil is an upstream server before 0.23.
 func upstreamPushTx(ctx context.Context, tx pgx.Tx, partition, clientCommitID string, writerVersion *int64) (int64, error) {
-	c, err := db.New().DemoOldWriterCommit(ctx, tx, db.DemoOldWriterCommitParams{
-		Partition: partition, ClientID: "c1", ClientCommitID: clientCommitID,
-		ActorID: "alice", CreatedAtMs: 1700000000000, WriterVersion: writerVersion,
-	})
+	seq, err := todos.OldWriterCommit(ctx, tx, partition, clientCommitID, writerVersion)
 	if err != nil {
 		return 0, err
 	}
-	seq := c.CommitSeq
 	if _, err := tx.Exec(ctx, `INSERT INTO sync_changes(partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload)
 		VALUES ($1, $2, 0, 'todos', $3, 1, 1, '{"owner": "alice"}', '{}')`, partition, seq, "t-"+clientCommitID); err != nil {
 		return 0, err
@@ -216,7 +209,7 @@ func upstreamPushTx(ctx context.Context, tx pgx.Tx, partition, clientCommitID st
 		return 0, err
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO sync_push_results(partition, client_id, client_commit_id, result)
-		VALUES ($1, $2, $3, $4)`, partition, "c1", clientCommitID, fmt.Sprintf(`{"status": "applied", "commitSeq": %d}`, seq))
+		VALUES ($1, $2, $3, $4)`, partition, "old-binary", clientCommitID, fmt.Sprintf(`{"status": "applied", "commitSeq": %d}`, seq))
 	return seq, err
 }
 

@@ -72,7 +72,7 @@ func TestInstallCheckpointsConflictsWithOlderSnapshots(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
-	if _, err := appendCommit(ctx, d.Pool, "p1", v(1)); err != nil {
+	if _, err := oldWriterCommit(ctx, d.Pool, "p1", v(1)); err != nil {
 		t.Fatal(err)
 	}
 	writer, err := d.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})

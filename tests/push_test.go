@@ -150,7 +150,7 @@ func TestReadAuthoritativeSnapshot(t *testing.T) {
 		// is open; plain reads hold no lock the bump waits for.
 		err := s.EnsureSchema(ctx, todosSchema(2), []gosync.CheckpointDeclaration{todosByOwner}, todosDDL(2))
 		if err == nil {
-			_, err = appendCommit(ctx, d.Pool, "p1", v(2))
+			_, err = oldWriterCommit(ctx, d.Pool, "p1", v(2))
 		}
 		bumped <- err
 	}()

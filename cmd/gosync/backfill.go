@@ -78,9 +78,11 @@ func runBackfill(e *env, o backfillOptions) error {
 		s := gosync.New(pool)
 		b.SchemaVersion = o.version
 		if b.SchemaVersion == 0 {
-			if err := pool.QueryRow(e.ctx, "SELECT coalesce((SELECT schema_version FROM sync_schema_meta WHERE id = 1), 0)").Scan(&b.SchemaVersion); err != nil {
+			v, err := s.SchemaVersion(e.ctx)
+			if err != nil {
 				return err
 			}
+			b.SchemaVersion = v
 			if b.SchemaVersion == 0 {
 				return fmt.Errorf("no schema marker: pass --version N (the schema version the checkpoint was declared at)")
 			}

@@ -68,8 +68,8 @@ func printStatus(e *env, pool *pgxpool.Pool, f *gosync.StatusFilter, asJSON bool
 		return fmt.Errorf("database at migration %d of %d: %s", current, latest, adviceMigrate)
 	}
 	s := gosync.New(pool)
-	var schemaVersion int64
-	if err := pool.QueryRow(e.ctx, "SELECT coalesce((SELECT schema_version FROM sync_schema_meta WHERE id = 1), 0)").Scan(&schemaVersion); err != nil {
+	schemaVersion, err := s.SchemaVersion(e.ctx)
+	if err != nil {
 		return err
 	}
 	if f == nil {
@@ -95,7 +95,7 @@ func printStatus(e *env, pool *pgxpool.Pool, f *gosync.StatusFilter, asJSON bool
 		if r.FenceVersion != nil {
 			fence = strconv.FormatInt(*r.FenceVersion, 10)
 		}
-		out[i] = []string{r.Partition, r.Checkpoint, r.State, strconv.FormatInt(r.SchemaVersion, 10), fence,
+		out[i] = []string{r.Partition, r.Checkpoint, string(r.State), strconv.FormatInt(r.SchemaVersion, 10), fence,
 			strconv.FormatInt(r.OwnerEpoch, 10), strconv.FormatInt(r.Watermark, 10), strconv.FormatInt(r.CoverageSeq, 10),
 			strconv.FormatInt(r.Lag, 10), strconv.FormatInt(r.ObservedRows, 10), r.UpdatedAt.UTC().Format(timeLayout)}
 	}
@@ -116,7 +116,7 @@ func printSummary(e *env, s *gosync.Store, current, latest, schemaVersion int64,
 	out := make([][]string, len(sum))
 	for i, r := range sum {
 		total += r.Partitions
-		out[i] = []string{strconv.FormatInt(r.SchemaVersion, 10), r.Checkpoint, r.State, strconv.FormatInt(r.Partitions, 10),
+		out[i] = []string{strconv.FormatInt(r.SchemaVersion, 10), r.Checkpoint, string(r.State), strconv.FormatInt(r.Partitions, 10),
 			strconv.FormatInt(r.MaxLag, 10), r.SlowestPartition, r.OldestUpdate.UTC().Format(timeLayout), r.NewestUpdate.UTC().Format(timeLayout)}
 	}
 	fmt.Fprintf(e.stdout, "migration %d of %d, schema version %d, %d checkpoints (rows: --partition, --state, --limit)\n",

@@ -1,10 +1,10 @@
--- sync_install_checkpoint for many declarations in one call, set-based: a
--- schema bump declaring a projection in 10^5 partitions holds the migration
--- lock for a few statements, not 10^5 round trips. partitions[i] and
--- names[i] are one declaration. Same rules as the single install: never
--- re-declares an existing row, never lowers a fence, same argument checks
--- (all before anything is written). Returns how many rows were newly
--- declared.
+-- Install declarations and raise their fences, set-based, in the caller's
+-- transaction: the one body that raises a fence (sync_install_checkpoint is
+-- this for one pair). A schema bump declaring a projection in 10^5
+-- partitions holds the migration lock for a few statements, not 10^5 round
+-- trips. partitions[i] and names[i] are one declaration. Never re-declares
+-- an existing row, never lowers a fence; every argument is checked before
+-- anything is written. Returns how many rows were newly declared.
 --
 -- Each affected partition's sync_partitions row is written too (a no-op
 -- update, or the row inserted): a writer whose REPEATABLE READ snapshot

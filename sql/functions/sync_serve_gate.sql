@@ -1,16 +1,14 @@
 -- The serve gate in one round trip: the stored schema version (0 without a
 -- marker), the partition's log epoch (NULL when unregistered) and every
 -- pending checkpoint (sync_pending_checkpoints) of the running schema
--- version, in any partition, ordered by (partition, name). Call it on the connection (and in
--- the transaction) that then writes or reads, so no migration can land in
--- between. It lists every pending checkpoint (10^5 of them mid-migration at
--- 10^5 partitions), so it is for DBAs and diagnostics (gosync gate,
--- Store.ServeGate); request paths use sync_serve_check, which applies the
--- refusal rule at the same cost whatever is pending.
+-- version, in any partition, ordered by (partition, name). It lists every
+-- pending checkpoint (10^5 of them mid-migration at 10^5 partitions), so it
+-- is for DBAs and diagnostics (gosync gate, Store.ServeGate); request paths
+-- use sync_serve_check, which applies the refusal rule at the same cost
+-- whatever is pending.
 --
--- A single-SELECT SQL function that Postgres inlines into the calling query:
--- a prepared gate read costs one cached plan, not a function call per
--- request (it sits on every request path).
+-- A single-SELECT SQL function that Postgres inlines into the calling query
+-- (one cached plan for a prepared read, and the partial index serves it).
 CREATE OR REPLACE FUNCTION sync_serve_gate(partition text, running_schema_version integer)
 RETURNS TABLE (stored_schema_version bigint, log_epoch text, pending jsonb)
 LANGUAGE sql

@@ -178,7 +178,7 @@ func TestAppHistoryNotTakenForGosyncs(t *testing.T) {
 	legacy := history(t, d.Pool, "goose_db_version")
 	// Nothing carried over, and not migrated twice either: the adoption
 	// step sees gosync's objects without their history and refuses.
-	if _, err := gosync.NewMigrator(ctx, d.Pool); err == nil || !strings.Contains(err.Error(), "gosync's migrations already ran on this database") {
+	if _, err := gosync.NewMigrator(ctx, d.Pool); err == nil || !strings.Contains(err.Error(), "gosync: its migrations already ran on this database") {
 		t.Fatalf("migrator: %v, want the adoption refusal", err)
 	}
 	if versionTable := queryOne[*string](t, d.Pool, "SELECT to_regclass('gosync_db_version')::text"); versionTable != nil {

@@ -29,7 +29,7 @@ BEGIN
   -- ran with another version table. Running them again would half-succeed.
   IF EXISTS (SELECT 1 FROM pg_proc
               WHERE proname = 'sync_claim_checkpoint' AND pronamespace = current_schema()::regnamespace) THEN
-    RAISE EXCEPTION 'gosync''s migrations already ran on this database, recorded in another version table'
+    RAISE EXCEPTION 'gosync: its migrations already ran on this database, recorded in another version table'
       USING ERRCODE = 'object_not_in_prerequisite_state',
             HINT = 'An earlier gosync build recorded them in goose_db_version: run `gosync migrate up` once, '
                    'which copies that history into gosync_db_version.';

@@ -15,11 +15,7 @@ import (
 func TestEnsureSchemaBumpInstallsMarkerAndCheckpoints(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := pgtest.New(t)
-	s := gosync.New(d.Pool)
-	if err := s.EnsureSchema(ctx, todosSchema(1), nil, todosDDL(1)); err != nil {
-		t.Fatal(err)
-	}
+	d, s := v1DB(t)
 	// Idempotent at the same version.
 	if err := s.EnsureSchema(ctx, todosSchema(1), nil, todosDDL(1)); err != nil {
 		t.Fatalf("same version again: %v", err)

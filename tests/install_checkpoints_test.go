@@ -19,11 +19,7 @@ import (
 func TestBumpDeclaresForEveryPartition(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := pgtest.New(t)
-	s := gosync.New(d.Pool)
-	if err := s.EnsureSchema(ctx, todosSchema(1), nil, todosDDL(1)); err != nil {
-		t.Fatal(err)
-	}
+	d, s := v1DB(t)
 	for _, p := range []string{"t1", "t2", "t3"} {
 		if _, err := s.Push(ctx, p, todoCommit("c-"+p, 1), serverV1); err != nil {
 			t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/gosync/gosync/gosync"
-	"github.com/gosync/gosync/internal/pgtest"
 )
 
 func TestPushAppendsCommitChangesAndScopes(t *testing.T) {
@@ -133,11 +132,7 @@ func TestPushConcurrentReplays(t *testing.T) {
 func TestReadAuthoritativeSnapshot(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := pgtest.New(t)
-	s := gosync.New(d.Pool)
-	if err := s.EnsureSchema(ctx, todosSchema(1), nil, todosDDL(1)); err != nil {
-		t.Fatal(err)
-	}
+	d, s := v1DB(t)
 	v1 := gosync.Server{SchemaVersion: 1}
 	if _, err := s.Push(ctx, "p1", todoCommit("before", 1), v1); err != nil {
 		t.Fatal(err)

@@ -126,12 +126,8 @@ func (s *Store) ReadAuthoritative(ctx context.Context, partition string, srv Ser
 		if err != nil {
 			return MapError(err)
 		}
-		refusal, err := refusalFrom(gate.Refusal, gate.StoredSchemaVersion, srv.SchemaVersion, gate.CheckpointPartition, gate.CheckpointName)
-		if err != nil {
+		if err := notReady(gate.Refusal, gate.StoredSchemaVersion, srv.SchemaVersion, gate.CheckpointPartition, gate.CheckpointName); err != nil {
 			return err
-		}
-		if refusal != nil {
-			return &NotReadyError{Refusal: *refusal}
 		}
 		if err := read(ctx, tx); err != nil {
 			return err

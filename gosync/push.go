@@ -79,12 +79,8 @@ func (s *Store) Push(ctx context.Context, partition string, c Commit, srv Server
 	if err != nil {
 		return PushResult{}, MapError(err)
 	}
-	refusal, err := refusalFrom(r.Refusal, r.StoredSchemaVersion, srv.SchemaVersion, r.CheckpointPartition, r.CheckpointName)
-	if err != nil {
+	if err := notReady(r.Refusal, r.StoredSchemaVersion, srv.SchemaVersion, r.CheckpointPartition, r.CheckpointName); err != nil {
 		return PushResult{}, err
-	}
-	if refusal != nil {
-		return PushResult{}, &NotReadyError{Refusal: *refusal}
 	}
 	var out struct {
 		CommitSeq int64 `json:"commitSeq"`

@@ -41,3 +41,13 @@ func refusalFrom(kind string, stored, running int64, cpPartition, cpName string)
 	}
 	return nil, fmt.Errorf("gosync: the serve check answered an unknown refusal %q", kind)
 }
+
+// notReady is refusalFrom for the paths that serve (Push,
+// ReadAuthoritative): a refusal becomes a *NotReadyError, an open gate nil.
+func notReady(kind string, stored, running int64, cpPartition, cpName string) error {
+	refusal, err := refusalFrom(kind, stored, running, cpPartition, cpName)
+	if err != nil || refusal == nil {
+		return err
+	}
+	return &NotReadyError{Refusal: *refusal}
+}

@@ -16,25 +16,24 @@ import (
 // database an upstream server created, before goose sees it: migrations are
 // immutable and 00001 creates its tables plainly, so the script brings the
 // tables to 00001's state (or refuses, naming each incompatible table,
-// changing nothing) and records 00001 in table. It runs only when
+// changing nothing), gives every table and the upstream fence function to
+// the owner role (the current role; or refuses, naming what to run, when it
+// cannot take them) and records 00001 in table. It runs only when
 // sync_partitions exists and table records no migration yet; a fresh
-// database, or one gosync already migrated, is left to goose.
-func adoptUpstream(ctx context.Context, db *sql.DB, table string) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("gosync: adopt: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('gosync version table'))"); err != nil {
-		return fmt.Errorf("gosync: adopt: %w", err)
-	}
+// database, or one gosync already migrated, is left to goose. It runs in
+// tx, the migration session's transaction, under the migration lock: only
+// Up and Down get here.
+func adoptUpstream(ctx context.Context, tx *sql.Tx, table string) error {
 	var upstream, hasTable bool
-	err = tx.QueryRowContext(ctx, `
+	err := tx.QueryRowContext(ctx, `
 		SELECT to_regclass(quote_ident(current_schema()) || '.sync_partitions') IS NOT NULL,
 		       EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1)`,
 		table).Scan(&upstream, &hasTable)
-	if err != nil || !upstream {
-		return err
+	if err != nil {
+		return fmt.Errorf("gosync: adopt: %w", err)
+	}
+	if !upstream {
+		return nil
 	}
 	target := pgx.Identifier{table}.Sanitize() // a checked plain identifier
 	if hasTable {
@@ -48,12 +47,12 @@ func adoptUpstream(ctx context.Context, db *sql.DB, table string) error {
 	}
 	script := strings.ReplaceAll(sqlfiles.AdoptUpstream(), DefaultVersionTable, target)
 	if _, err := tx.ExecContext(ctx, script); err != nil {
-		if err := MapError(err); errors.Is(err, ErrCannotAdopt) {
-			return err // names each table and difference
+		if err := MapError(err); errors.Is(err, ErrCannotAdopt) || errors.Is(err, ErrCannotTakeOwnership) {
+			return err // names each table and difference, or each object and its owner
 		}
 		return fmt.Errorf("gosync: adopt the existing sync tables: %w", err)
 	}
-	return tx.Commit()
+	return nil
 }
 
 // syncTables are the tables migration 00001's Down drops.

@@ -3,7 +3,9 @@ package gosync
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -165,6 +167,11 @@ func (e *StorageError) Error() string {
 	switch {
 	case e.Kind == ErrCannotAdopt:
 		return e.PG.Message // the sentinel's text, then each table and difference
+	case e.Kind == ErrForeignOwner || e.Kind == ErrSchemaOwner || e.Kind == ErrCannotTakeOwnership:
+		if e.PG.Hint != "" {
+			return e.PG.Message + " (" + e.PG.Hint + ")" // each object and owner, then what to run
+		}
+		return e.PG.Message // the sentinel's text, then each table and difference
 	case e.Kind == ErrInvalidArgument && e.PG.Code == "22021":
 		return ErrInvalidArgument.Error() + ": a string holds a NUL byte or invalid UTF-8, which Postgres text cannot store (" + e.PG.Message + ")"
 	case e.Kind == ErrInvalidArgument:
@@ -203,6 +210,12 @@ func MapError(err error) error {
 		for prefix, kind := range markerRefusals {
 			if strings.HasPrefix(pg.Message, prefix) {
 				return &StorageError{Kind: kind, PG: pg}
+			}
+		}
+	case "42501": // insufficient_privilege: the ownership refusals
+		for _, r := range ownershipRefusals {
+			if strings.HasPrefix(pg.Message, r.prefix) {
+				return &StorageError{Kind: r.kind, PG: pg}
 			}
 		}
 	case "42P16": // invalid_table_definition
@@ -264,3 +277,95 @@ func (e *NotReadyError) Details() map[string]any {
 		return map[string]any{"storedSchemaVersion": e.Refusal.StoredSchemaVersion, "runningSchemaVersion": e.Refusal.RunningSchemaVersion}
 	}
 }
+
+// Ownership refusals of Up and Down (raised by migration 00017's check and
+// the adoption script, SQLSTATE 42501, mapped by MapError): nothing was
+// changed, and the message names each object and its owner, the hint what to
+// run.
+var (
+	// ErrForeignOwner: an object under a gosync name (sync_* / syncular_*
+	// table, view, sequence, function; the version table) in the target
+	// schema belongs to another role than the owner role, or the migrating
+	// login cannot become the owner role (WithOwner).
+	ErrForeignOwner = errors.New("gosync: objects under gosync names are owned by another role than the owner role")
+	// ErrSchemaOwner: the target schema's owner (for pg_database_owner, the
+	// database's owner) is neither the owner role nor a superuser, and can
+	// drop gosync's objects (WithForeignSchemaOwner accepts it).
+	ErrSchemaOwner = errors.New("gosync: the schema is owned by another role than the owner role")
+	// ErrCannotTakeOwnership: adopting an upstream database, the owner role
+	// cannot take its tables and fence function (it is neither a superuser
+	// nor a member of their owner).
+	ErrCannotTakeOwnership = errors.New("gosync: cannot take ownership of the upstream objects")
+)
+
+// ownershipRefusals maps the 42501 refusals by their fixed beginning.
+var ownershipRefusals = []struct {
+	prefix string
+	kind   error
+}{
+	{ErrForeignOwner.Error(), ErrForeignOwner},
+	{"gosync: schema ", ErrSchemaOwner},
+	{ErrCannotTakeOwnership.Error(), ErrCannotTakeOwnership},
+}
+
+// ErrMigrationLockBusy: Up or Down could not take the migration lock (see
+// *MigrationLockError, which matches it with errors.Is).
+var ErrMigrationLockBusy = errors.New("gosync: the migration lock is held by another session")
+
+// LockHolder is one holder of the migration lock: a session (PID) or a
+// prepared transaction (PreparedGID, which has no session).
+type LockHolder struct {
+	PID         int64
+	Role        string
+	PreparedGID string
+	PreparedAt  string
+	Application string
+	State       string
+}
+
+func (h LockHolder) String() string {
+	if h.PreparedGID != "" {
+		return fmt.Sprintf("prepared transaction %s (owner %s, prepared %s)", strconv.Quote(h.PreparedGID), h.Role, h.PreparedAt)
+	}
+	return fmt.Sprintf("pid %d (role %s, application %s, state %s)", h.PID, h.Role, strconv.Quote(h.Application), h.State)
+}
+
+// MigrationLockError: the migration lock stayed held past the lock timeout,
+// or is held by a prepared transaction (which never ends by itself: Up fails
+// at once). It names every holder and what to do.
+type MigrationLockError struct {
+	Holders []LockHolder
+	Waited  time.Duration
+	Cause   error // the context's error when it ended the wait
+}
+
+func (e *MigrationLockError) Error() string {
+	var names, fixes []string
+	for _, h := range e.Holders {
+		names = append(names, h.String())
+		if h.PreparedGID != "" {
+			fixes = append(fixes, fmt.Sprintf("ROLLBACK PREPARED %s as %s or a superuser", quoteLiteral(h.PreparedGID), h.Role))
+		} else {
+			fixes = append(fixes, fmt.Sprintf("wait for it, or SELECT pg_terminate_backend(%d) as %s or a superuser", h.PID, h.Role))
+		}
+	}
+	if len(names) == 0 {
+		names = []string{"a session that released it meanwhile"}
+		fixes = []string{"retry"}
+	}
+	msg := fmt.Sprintf("%s (waited %s): held by %s; %s", ErrMigrationLockBusy, e.Waited.Round(time.Millisecond),
+		strings.Join(names, ", "), strings.Join(fixes, "; "))
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
+	return msg
+}
+
+// Is matches ErrMigrationLockBusy.
+func (e *MigrationLockError) Is(target error) bool { return target == ErrMigrationLockBusy }
+
+// Unwrap returns the context's error, if it ended the wait.
+func (e *MigrationLockError) Unwrap() error { return e.Cause }
+
+// quoteLiteral is s as an SQL string literal, for the advice only.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

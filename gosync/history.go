@@ -24,58 +24,18 @@ const legacyVersionTable = "goose_db_version"
 // application's history (other versions, or no gosync objects) is left alone
 // and gosync starts its own table; a gosync history stopped before 00003 is
 // not recognised either, which is harmless: 00001 and 00002 run again as on
-// an adopted database.
-func carryOverHistory(ctx context.Context, db *sql.DB, table string, sources []*goose.Source) error {
-	if table == legacyVersionTable {
-		return nil
-	}
-	versions := make([]int64, len(sources))
-	for i, s := range sources {
-		versions[i] = s.Version
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("gosync: version table: %w", err)
-	}
-	defer tx.Rollback()
-	// Two replicas starting at once: one copies, the other then finds the rows.
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext('gosync version table'))"); err != nil {
-		return fmt.Errorf("gosync: version table: %w", err)
-	}
-	var exists, legacy bool
-	err = tx.QueryRowContext(ctx, `
-		SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1),
-		       EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = $2)
-		   AND EXISTS (SELECT 1 FROM pg_proc
-		                WHERE proname = 'sync_claim_checkpoint' AND pronamespace = current_schema()::regnamespace)
-		   AND EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-		                WHERE t.tgname = 'sync_commits_writer_fence' AND c.relname = 'sync_commits'
-		                  AND c.relnamespace = current_schema()::regnamespace)`,
-		table, legacyVersionTable).Scan(&exists, &legacy)
-	if err != nil {
-		return fmt.Errorf("gosync: version table: %w", err)
-	}
-	if !legacy {
-		return nil
+// an adopted database. It runs in the migration session's transaction,
+// under the migration lock: only Up and Down get here.
+func carryOverHistory(ctx context.Context, tx *sql.Tx, table string, sources []*goose.Source) error {
+	legacy, err := legacyHistoryApplies(ctx, tx, table, sources)
+	if err != nil || !legacy {
+		return err
 	}
 	target := pgx.Identifier{table}.Sanitize() // a checked plain identifier
-	if exists {
-		var recorded bool
-		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+target+" WHERE version_id <> 0)").Scan(&recorded); err != nil {
-			return fmt.Errorf("gosync: read %s: %w", table, err)
-		}
-		if recorded {
-			return nil
-		}
-	}
-	var foreign int
-	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM goose_db_version WHERE version_id <> 0 AND version_id <> ALL($1)`,
-		versions).Scan(&foreign)
-	if err != nil {
-		return fmt.Errorf("gosync: read %s: %w", legacyVersionTable, err)
-	}
-	if foreign > 0 {
-		return nil
+	var exists bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1)`,
+		table).Scan(&exists); err != nil {
+		return fmt.Errorf("gosync: version table: %w", err)
 	}
 	if !exists {
 		store, err := database.NewStore(database.DialectPostgres, table)
@@ -94,5 +54,50 @@ func carryOverHistory(ctx context.Context, db *sql.DB, table string, sources []*
 	if err != nil {
 		return fmt.Errorf("gosync: copy %s into %s: %w", legacyVersionTable, table, err)
 	}
-	return tx.Commit()
+	return nil
+}
+
+// legacyHistoryApplies says whether carryOverHistory would copy (see
+// there); it only reads, so the read-only verbs answer from goose_db_version
+// what Up would record.
+func legacyHistoryApplies(ctx context.Context, tx *sql.Tx, table string, sources []*goose.Source) (bool, error) {
+	if table == legacyVersionTable {
+		return false, nil
+	}
+	versions := make([]int64, len(sources))
+	for i, s := range sources {
+		versions[i] = s.Version
+	}
+	var exists, legacy bool
+	err := tx.QueryRowContext(ctx, `
+		SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1),
+		       EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = $2)
+		   AND EXISTS (SELECT 1 FROM pg_proc
+		                WHERE proname = 'sync_claim_checkpoint' AND pronamespace = current_schema()::regnamespace)
+		   AND EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+		                WHERE t.tgname = 'sync_commits_writer_fence' AND c.relname = 'sync_commits'
+		                  AND c.relnamespace = current_schema()::regnamespace)`,
+		table, legacyVersionTable).Scan(&exists, &legacy)
+	if err != nil {
+		return false, fmt.Errorf("gosync: version table: %w", err)
+	}
+	if !legacy {
+		return false, nil
+	}
+	if exists {
+		var recorded bool
+		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+pgx.Identifier{table}.Sanitize()+" WHERE version_id <> 0)").Scan(&recorded); err != nil {
+			return false, fmt.Errorf("gosync: read %s: %w", table, err)
+		}
+		if recorded {
+			return false, nil
+		}
+	}
+	var foreign int
+	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM goose_db_version WHERE version_id <> 0 AND version_id <> ALL($1)`,
+		versions).Scan(&foreign)
+	if err != nil {
+		return false, fmt.Errorf("gosync: read %s: %w", legacyVersionTable, err)
+	}
+	return foreign == 0, nil
 }

@@ -178,8 +178,8 @@ func TestAppHistoryNotTakenForGosyncs(t *testing.T) {
 	legacy := history(t, d.Pool, "goose_db_version")
 	// Nothing carried over, and not migrated twice either: the adoption
 	// step sees gosync's objects without their history and refuses.
-	if _, err := gosync.NewMigrator(ctx, d.Pool); err == nil || !strings.Contains(err.Error(), "gosync: its migrations already ran on this database") {
-		t.Fatalf("migrator: %v, want the adoption refusal", err)
+	if _, err := gosync.Migrate(ctx, d.Pool); err == nil || !strings.Contains(err.Error(), "gosync: its migrations already ran on this database") {
+		t.Fatalf("migrate: %v, want the adoption refusal", err)
 	}
 	if versionTable := queryOne[*string](t, d.Pool, "SELECT to_regclass('gosync_db_version')::text"); versionTable != nil {
 		t.Fatalf("gosync_db_version = %v; want none (nothing carried over)", *versionTable)

@@ -66,6 +66,7 @@ type env struct {
 	dbURL          string
 	versionTable   string
 	connectTimeout time.Duration
+	migrateFlags   migrateFlags
 	stdout         io.Writer
 	stderr         io.Writer
 }

@@ -13,8 +13,36 @@ import (
 	"github.com/gosync/gosync/gosync"
 )
 
+// migrateFlags are the flags of the verbs that migrate (up, down).
+type migrateFlags struct {
+	owner              string
+	lockTimeout        time.Duration
+	foreignSchemaOwner bool
+}
+
+func (f *migrateFlags) register(c *cobra.Command) {
+	fl := c.PersistentFlags()
+	fl.StringVar(&f.owner, "owner", "", "the role that owns gosync's objects (SET ROLE to it; default: the login)")
+	fl.DurationVar(&f.lockTimeout, "lock-timeout", gosync.DefaultLockTimeout,
+		"give up waiting for the migration lock after this long, naming its holder")
+	fl.BoolVar(&f.foreignSchemaOwner, "allow-foreign-schema-owner", false,
+		"migrate into a schema owned by another role than the owner (it can drop gosync's objects; warns)")
+}
+
+// options are the migrator's options for the flags given.
+func (e *env) migrateOptions() []gosync.MigrateOption {
+	opts := []gosync.MigrateOption{gosync.WithVersionTable(e.versionTable), gosync.WithLockTimeout(e.migrateFlags.lockTimeout)}
+	if e.migrateFlags.owner != "" {
+		opts = append(opts, gosync.WithOwner(e.migrateFlags.owner))
+	}
+	if e.migrateFlags.foreignSchemaOwner {
+		opts = append(opts, gosync.WithForeignSchemaOwner())
+	}
+	return opts
+}
+
 func upCmd(e *env) *cobra.Command {
-	return &cobra.Command{Use: "up", Args: cobra.NoArgs, Short: "migrate up, then print the status",
+	c := &cobra.Command{Use: "up", Args: cobra.NoArgs, Short: "migrate up, then print the status",
 		RunE: func(*cobra.Command, []string) error {
 			return e.withPool(func(pool *pgxpool.Pool) error {
 				if err := migrate(e, pool, "up", false); err != nil {
@@ -23,6 +51,8 @@ func upCmd(e *env) *cobra.Command {
 				return printStatus(e, pool, nil, false)
 			})
 		}}
+	e.migrateFlags.register(c)
+	return c
 }
 
 func migrateCmd(e *env) *cobra.Command {
@@ -35,11 +65,12 @@ func migrateCmd(e *env) *cobra.Command {
 		jsonFlag(c, &asJSON)
 		return c
 	}
-	return verbs("migrate", "gosync's goose migrations (embedded)",
-		verb("up", "apply every pending migration"),
-		verb("down", "roll back the latest migration"),
-		verb("status", "list the migrations, applied or pending"),
-		verb("version", "print the database's migration version"))
+	up, down := verb("up", "apply every pending migration"), verb("down", "roll back the latest migration")
+	e.migrateFlags.register(up)
+	e.migrateFlags.register(down)
+	return verbs("migrate", "gosync's goose migrations (embedded)", up, down,
+		verb("status", "list the migrations, applied or pending (writes nothing)"),
+		verb("version", "print the database's migration version (writes nothing)"))
 }
 
 // migrationJSON is one migration in every migrate --json document.
@@ -57,19 +88,19 @@ func resultJSON(r *goose.MigrationResult, applied bool) migrationJSON {
 }
 
 func migrate(e *env, pool *pgxpool.Pool, what string, asJSON bool) error {
-	p, err := gosync.NewMigrator(e.ctx, pool, gosync.WithVersionTable(e.versionTable))
+	p, err := gosync.NewMigrator(e.ctx, pool, e.migrateOptions()...)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
+	if e.migrateFlags.foreignSchemaOwner && (what == "up" || what == "down") {
+		fmt.Fprintln(e.stderr, "gosync: warning: --allow-foreign-schema-owner: the schema's owner, if not the owner role, can drop gosync's objects and switch the barrier off (SECURITY.md, trust model)")
+	}
 	switch what {
 	case "up":
 		results, err := p.Up(e.ctx)
 		if err != nil {
 			return migrationError(err)
-		}
-		if err := gosync.GrantVersionTable(e.ctx, pool, gosync.WithVersionTable(e.versionTable)); err != nil {
-			return err
 		}
 		if asJSON {
 			out := make([]migrationJSON, len(results))
@@ -148,7 +179,7 @@ func migrate(e *env, pool *pgxpool.Pool, what string, asJSON bool) error {
 
 // currentVersion is the version after up/down; -1 when it cannot be read
 // (the migrations themselves succeeded).
-func currentVersion(e *env, p *goose.Provider) int64 {
+func currentVersion(e *env, p *gosync.Migrator) int64 {
 	v, err := p.GetDBVersion(e.ctx)
 	if err != nil {
 		return -1
@@ -162,7 +193,7 @@ func migrationError(err error) error {
 	var partial *goose.PartialError
 	var pg *pgconn.PgError
 	if !errors.As(err, &partial) || !errors.As(err, &pg) {
-		return err
+		return gosync.MapError(err)
 	}
 	if pg.Hint != "" {
 		return fmt.Errorf("%s: %w (%s)", partial.Failed.Source.Path, gosync.MapError(pg), pg.Hint)

@@ -18,6 +18,17 @@
 -- 0.23 database has the fence trigger already: it is dropped here so 00002
 -- creates it (with gosync's function body) as on any database.
 --
+-- Ownership: the upstream login created the tables (and 0.23's fence
+-- function), and as their owner it could lower fences, rewrite changes or
+-- replace the fence body. Every table and that function is transferred to
+-- the owner role, the role running this script (current_user: log in as it,
+-- or SET ROLE to it, e.g. PGOPTIONS='-c role=gosync_owner'). The script
+-- refuses, before changing anything, when that role cannot take them (it is
+-- neither a superuser nor a member of their owner), naming what to run. The
+-- upstream server must then be a member of the owner role: its start-up runs
+-- DDL on these objects (CREATE OR REPLACE FUNCTION syncular_writer_fence,
+-- DROP/CREATE TRIGGER, ALTER TABLE ... ADD COLUMN IF NOT EXISTS).
+--
 -- Down note: 00001's Down drops the sync tables. On an adopted database,
 -- never migrate below version 1 (`gosync migrate down` refuses to).
 
@@ -119,6 +130,42 @@ BEGIN
     RAISE EXCEPTION 'gosync: cannot adopt the existing sync tables: %', problems
       USING ERRCODE = 'invalid_table_definition',
             HINT = 'Nothing was changed. Give the tables named the shape of sql/migrations/00001_sync_log.sql.';
+  END IF;
+END;
+$$;
+
+-- Who owns what the adoption takes over; refuse before any change when the
+-- owner role cannot take it.
+DO $$
+DECLARE
+  stuck text;
+  fixes text;
+  owners text;
+BEGIN
+  WITH upstream(kind, obj, owner) AS (
+    SELECT 'TABLE', format('%I', c.relname), c.relowner
+      FROM pg_class c
+     WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
+       AND c.relname IN ('sync_partitions', 'sync_partition_registry', 'sync_row_scopes', 'sync_commits',
+                         'sync_changes', 'sync_change_scopes', 'sync_push_results', 'sync_reactions',
+                         'sync_clients', 'sync_blob_refs', 'sync_tombstones', 'sync_schema_meta',
+                         'sync_backfill_checkpoints', 'sync_writer_fence')
+    UNION ALL
+    SELECT 'FUNCTION', p.oid::regprocedure::text, p.proowner
+      FROM pg_proc p
+     WHERE p.pronamespace = current_schema()::regnamespace AND p.proname = 'syncular_writer_fence'
+  )
+  SELECT string_agg(format('%s (owner %s)', obj, pg_get_userbyid(owner)), ', ' ORDER BY obj),
+         string_agg(format('ALTER %s %s OWNER TO %I;', kind, obj, current_user), ' ' ORDER BY obj),
+         string_agg(DISTINCT format('GRANT %I TO %I;', pg_get_userbyid(owner), current_user), ' ')
+    INTO stuck, fixes, owners
+    FROM upstream
+   WHERE pg_get_userbyid(owner) <> current_user AND NOT pg_has_role(current_user, owner, 'USAGE');
+  IF stuck IS NOT NULL THEN
+    RAISE EXCEPTION 'gosync: cannot take ownership of the upstream objects: %; the owner role % is not a member of their owner', stuck, current_user
+      USING ERRCODE = 'insufficient_privilege',
+            HINT = 'Nothing was changed. As a superuser run: ' || fixes || ' (or ' || owners
+                   || ' and migrate again), then make the upstream server''s login a member of ' || quote_ident(current_user) || '.';
   END IF;
 END;
 $$;
@@ -252,6 +299,31 @@ CREATE TABLE IF NOT EXISTS sync_writer_fence(
 
 -- An upstream 0.23 trigger (00002 creates gosync's).
 DROP TRIGGER IF EXISTS sync_commits_writer_fence ON sync_commits;
+
+-- The owner role takes every table and the upstream fence function.
+DO $$
+DECLARE
+  o record;
+BEGIN
+  FOR o IN
+    SELECT 'TABLE' AS kind, format('%I', c.relname) AS obj
+      FROM pg_class c
+     WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
+       AND pg_get_userbyid(c.relowner) <> current_user
+       AND c.relname IN ('sync_partitions', 'sync_partition_registry', 'sync_row_scopes', 'sync_commits',
+                         'sync_changes', 'sync_change_scopes', 'sync_push_results', 'sync_reactions',
+                         'sync_clients', 'sync_blob_refs', 'sync_tombstones', 'sync_schema_meta',
+                         'sync_backfill_checkpoints', 'sync_writer_fence')
+    UNION ALL
+    SELECT 'FUNCTION', p.oid::regprocedure::text
+      FROM pg_proc p
+     WHERE p.pronamespace = current_schema()::regnamespace AND p.proname = 'syncular_writer_fence'
+       AND pg_get_userbyid(p.proowner) <> current_user
+  LOOP
+    EXECUTE format('ALTER %s %s OWNER TO CURRENT_USER', o.kind, o.obj);
+  END LOOP;
+END;
+$$;
 
 -- Record 00001 as applied, in goose's own table format.
 CREATE TABLE IF NOT EXISTS gosync_db_version (

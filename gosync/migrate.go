@@ -376,12 +376,34 @@ type migrationSession struct{ m *Migrator }
 var _ lock.SessionLocker = (*migrationSession)(nil)
 
 func (s *migrationSession) SessionLock(ctx context.Context, conn *sql.Conn) error {
-	return becomeOwner(ctx, conn, s.m.cfg.owner)
+	if err := becomeOwner(ctx, conn, s.m.cfg.owner); err != nil {
+		return err
+	}
+	// Migration 00017 runs the same check as prepare, with the same settings.
+	if err := checkSettings(ctx, conn, s.m.cfg, false); err != nil {
+		_, _ = conn.ExecContext(ctx, "RESET ROLE") // goose only closes the connection
+		return err
+	}
+	return nil
 }
 
 func (s *migrationSession) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
-	_, err := conn.ExecContext(ctx, "RESET ROLE")
+	_, err := conn.ExecContext(ctx, "RESET ROLE; RESET gosync.version_table; RESET gosync.allow_foreign_schema_owner")
 	return err
+}
+
+// checkSettings passes the version table and WithForeignSchemaOwner to the
+// ownership check (00017), for the transaction (local) or the session.
+func checkSettings(ctx context.Context, q queryExecer, cfg migrateConfig, local bool) error {
+	allow := "off"
+	if cfg.foreignSchemaOwner {
+		allow = "on"
+	}
+	if _, err := q.ExecContext(ctx, `SELECT set_config('gosync.version_table', $1, $3),
+		set_config('gosync.allow_foreign_schema_owner', $2, $3)`, cfg.versionTable, allow, local); err != nil {
+		return fmt.Errorf("gosync: migrate: %w", err)
+	}
+	return nil
 }
 
 // migrationLockID is goose's own lock id, so gosync's migrators and any
@@ -415,13 +437,8 @@ func (m *Migrator) prepare(ctx context.Context, conn *sql.Conn) error {
 		return fmt.Errorf("gosync: migrate: %w", err)
 	}
 	defer tx.Rollback()
-	allow := "off"
-	if cfg.foreignSchemaOwner {
-		allow = "on"
-	}
-	if _, err := tx.ExecContext(ctx, `SELECT set_config('gosync.version_table', $1, true),
-		set_config('gosync.allow_foreign_schema_owner', $2, true)`, cfg.versionTable, allow); err != nil {
-		return fmt.Errorf("gosync: migrate: %w", err)
+	if err := checkSettings(ctx, tx, cfg, true); err != nil {
+		return err
 	}
 	if err := carryOverHistory(ctx, tx, cfg.versionTable, m.sources); err != nil {
 		return err

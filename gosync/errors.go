@@ -323,6 +323,7 @@ type LockHolder struct {
 	State       string
 }
 
+// String names the holder as the error prints it.
 func (h LockHolder) String() string {
 	if h.PreparedGID != "" {
 		return fmt.Sprintf("prepared transaction %s (owner %s, prepared %s)", strconv.Quote(h.PreparedGID), h.Role, h.PreparedAt)
@@ -339,6 +340,7 @@ type MigrationLockError struct {
 	Cause   error // the context's error when it ended the wait
 }
 
+// Error names every holder and what to run to free the lock.
 func (e *MigrationLockError) Error() string {
 	var names, fixes []string
 	for _, h := range e.Holders {

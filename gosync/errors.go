@@ -75,7 +75,7 @@ var (
 	// column missing from the physical table (checked in Go).
 	ErrSchemaMismatch = errors.New("gosync: stored schema disagrees with the configured schema")
 	// ErrCannotAdopt: the adoption script (sql/adopt/upstream.sql, run by
-	// NewMigrator) found existing sync tables of a shape gosync cannot use
+	// Migrator.Up and Migrate) found existing sync tables of a shape gosync cannot use
 	// (a missing column, another type or key); it raises this message
 	// (SQLSTATE 42P16) naming each table and difference, and nothing was
 	// changed.

@@ -258,7 +258,11 @@ func TestOwnerRole(t *testing.T) {
 			if via != "go" {
 				return
 			}
+			// Upstream's start-up: 0.22's CREATE TABLE/INDEX IF NOT EXISTS
+			// and ALTER TABLE ... ADD COLUMN IF NOT EXISTS, then 0.23's fence
+			// function and trigger.
 			upstream := loginAs(t, d, owner, nil)
+			execFile(t, upstream, "testdata/upstream_0_22.sql")
 			execFile(t, upstream, "testdata/upstream_0_23_additions.sql")
 			if _, err := gosync.Migrate(ctx, d.Pool, gosync.WithOwner(owner)); err != nil {
 				t.Fatalf("migrate after the upstream server's start-up: %v", err)
@@ -269,6 +273,13 @@ func TestOwnerRole(t *testing.T) {
 			writer := loginAs(t, d, "sync_writer", nil)
 			if _, err := upstreamPush(ctx, writer, "cc-owner", v(1)); err != nil {
 				t.Fatalf("a sync_writer push: %v", err)
+			}
+			if _, err := gosync.Migrate(ctx, d.Pool); !errors.Is(err, gosync.ErrSchemaOwner) || !strings.Contains(err.Error(), "--owner "+owner) {
+				t.Fatalf("migrate without the owner role: %v; want ErrSchemaOwner suggesting --owner %s", err, owner)
+			}
+			// With the schema accepted, the objects are still another role's.
+			if _, err := gosync.Migrate(ctx, d.Pool, gosync.WithForeignSchemaOwner()); !errors.Is(err, gosync.ErrForeignOwner) || !strings.Contains(err.Error(), "--owner") {
+				t.Fatalf("migrate without the owner role: %v; want ErrForeignOwner suggesting --owner", err)
 			}
 			nobody := loginAs(t, d, "", nil)
 			if _, err := gosync.Migrate(ctx, nobody, gosync.WithOwner(owner)); !errors.Is(err, gosync.ErrForeignOwner) {

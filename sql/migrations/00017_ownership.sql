@@ -44,8 +44,10 @@ BEGIN
       RAISE EXCEPTION 'gosync: schema % is owned by %, not by the owner role % (nor a superuser): that role and its members can drop gosync''s functions and tables and so switch the barrier off',
           current_schema(), pg_get_userbyid(schema_owner), current_user
         USING ERRCODE = 'insufficient_privilege',
-              HINT = format('Nothing was changed. As a superuser or %s: ALTER SCHEMA %I OWNER TO %I; (or ALTER DATABASE %I OWNER TO %I when the schema belongs to pg_database_owner), '
+              HINT = format('Nothing was changed. If %s is the owner role, migrate as it (--owner %s, gosync.WithOwner, PGOPTIONS=''-c role=%s''). '
+                            'Else, as a superuser or %s: ALTER SCHEMA %I OWNER TO %I; (or ALTER DATABASE %I OWNER TO %I when the schema belongs to pg_database_owner), '
                             'or accept it with gosync.allow_foreign_schema_owner = on (`--allow-foreign-schema-owner`).',
+                            pg_get_userbyid(schema_owner), pg_get_userbyid(schema_owner), pg_get_userbyid(schema_owner),
                             pg_get_userbyid(schema_owner), current_schema(), current_user, current_database(), current_user);
     END IF;
   END IF;
@@ -75,7 +77,9 @@ BEGIN
     RAISE EXCEPTION 'gosync: objects under gosync names are owned by another role than the owner role %: %', current_user, foreign_objects
       USING ERRCODE = 'insufficient_privilege',
             HINT = 'Nothing was changed. Their owner can rewrite them, so gosync does not build on them. '
-                   'Check what they are; then drop them, or as a superuser: ' || fixes;
+                   'If an earlier migrate up made them with another owner role, migrate as that role '
+                   '(--owner, gosync.WithOwner, PGOPTIONS=''-c role=...''); else check what they are, '
+                   'then drop them, or as a superuser: ' || fixes;
   END IF;
 END;
 $ownership$;

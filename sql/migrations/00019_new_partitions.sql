@@ -11,7 +11,7 @@
 --    conflicting lock (sync_schema_change_blockers), prepared transactions
 --    included.
 -- Function bodies are verbatim copies of sql/functions/*.sql; the Down
--- restores 00010's sync_push and 00004's sync_begin_schema_change.
+-- restores 00010's sync_push and 00003's sync_begin_schema_change.
 
 -- +goose Up
 CREATE TABLE sync_all_partition_checkpoints (
@@ -151,7 +151,9 @@ AS $$
   SELECT l.pid, x.gid::text, coalesce(x.owner, r.rolname)::text,
          string_agg(l.mode, ',' ORDER BY l.mode), min(coalesce(x.prepared, a.xact_start))
     FROM pg_locks l
-    LEFT JOIN pg_prepared_xacts x ON l.pid IS NULL AND l.virtualtransaction = '-1/' || x.transaction::text
+    LEFT JOIN pg_locks t ON l.pid IS NULL AND t.pid IS NULL AND t.locktype = 'transactionid'
+                        AND t.virtualtransaction = l.virtualtransaction
+    LEFT JOIN pg_prepared_xacts x ON x.transaction = t.transactionid
     LEFT JOIN pg_stat_activity a ON a.pid = l.pid
     LEFT JOIN pg_roles r ON r.oid = a.usesysid
    WHERE l.locktype = 'relation' AND l.relation = 'sync_partitions'::regclass

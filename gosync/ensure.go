@@ -220,7 +220,8 @@ func (s *Store) lockBusy(ctx context.Context, cause error) error {
 // schema version (one in practice): the pairs in one sync_install_checkpoints
 // call, the projections declared for every partition in one
 // sync_install_all_partitions call, which also records them so partitions
-// created later get them (sync_partition_created). The bump holds the
+// created later get them (sync_partition_created; it needs READ COMMITTED,
+// so under WithTx the caller's transaction must be). The bump holds the
 // migration lock for a few statements, however many partitions it declares.
 func (s *Store) installDeclarations(ctx context.Context, tx pgx.Tx, declared []CheckpointDeclaration) error {
 	var versions []int64
@@ -240,14 +241,16 @@ func (s *Store) installDeclarations(ctx context.Context, tx pgx.Tx, declared []C
 		if err != nil {
 			return err
 		}
-		if len(decl.Partitions) > 0 {
-			if _, err := s.q.InstallCheckpoints(ctx, tx, db.InstallCheckpointsParams{Partitions: decl.Partitions,
-				Names: decl.PartitionNames, SchemaVersion: v}); err != nil {
+		// Every partition first: a partition a pair then creates is new, and
+		// its trigger gives it these checkpoints activated, not declared.
+		if len(decl.Names) > 0 {
+			if _, err := s.q.InstallAllPartitions(ctx, tx, db.InstallAllPartitionsParams{Names: decl.Names, SchemaVersion: v}); err != nil {
 				return MapError(err)
 			}
 		}
-		if len(decl.Names) > 0 {
-			if _, err := s.q.InstallAllPartitions(ctx, tx, db.InstallAllPartitionsParams{Names: decl.Names, SchemaVersion: v}); err != nil {
+		if len(decl.Partitions) > 0 {
+			if _, err := s.q.InstallCheckpoints(ctx, tx, db.InstallCheckpointsParams{Partitions: decl.Partitions,
+				Names: decl.PartitionNames, SchemaVersion: v}); err != nil {
 				return MapError(err)
 			}
 		}

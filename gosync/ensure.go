@@ -91,7 +91,13 @@ func (s *Store) EnsureSchema(ctx context.Context, schema Schema, declared []Chec
 			o.OnRetry(attempt, err)
 		}
 		if time.Now().Add(backoff).After(deadline) {
-			return fmt.Errorf("%w for %s (%d attempts of %s each)", ErrLockBusy, o.MaxWait, attempt, o.LockTimeout)
+			var busy *LockBusyError
+			if errors.As(err, &busy) {
+				last := *busy
+				last.Attempts, last.Waited = attempt, o.MaxWait
+				return &last
+			}
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -150,7 +156,7 @@ func (s *Store) checkSameVersion(ctx context.Context, schema Schema) error {
 
 // bump is one attempt at the schema-bump transaction.
 func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDeclaration, o SchemaChangeOptions) error {
-	err := pgx.BeginFunc(ctx, s.begin, func(tx pgx.Tx) error {
+	err := s.bumpTx(ctx, func(tx pgx.Tx) error {
 		// Nothing is read or locked before the migration lock: the bump holds
 		// nothing a writer could wait on while the bump waits for the writer.
 		if err := s.q.SetLocalLockTimeout(ctx, tx, fmt.Sprintf("%dms", o.LockTimeout.Milliseconds())); err != nil {
@@ -180,16 +186,43 @@ func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDe
 	// migration lock, and whatever the DDL needs): any of them is a retry.
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) && pg.Code == "55P03" { // lock_not_available
-		return fmt.Errorf("%w: %v", ErrLockBusy, err)
+		return s.lockBusy(ctx, err)
 	}
 	return err
 }
 
-// installDeclarations installs every declaration with its fence in one
-// sync_install_checkpoints call per schema version (one call in practice):
-// the bump holds the migration lock for a few statements, however many
-// partitions it declares. An all-partition declaration installs the
-// checkpoint in every partition of sync_partitions.
+// bumpTx runs fn in the bump's transaction: READ COMMITTED on a pool (a
+// declaration for every partition must see every partition committed before
+// the migration lock was granted; sync_install_all_partitions refuses
+// another level), a savepoint in the caller's transaction under WithTx.
+func (s *Store) bumpTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	if s.pool != nil {
+		return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, fn)
+	}
+	return pgx.BeginFunc(ctx, s.begin, fn)
+}
+
+// lockBusy is a timed-out attempt as a *LockBusyError naming who holds a
+// conflicting lock now (the bump's transaction is over: read on s.conn).
+func (s *Store) lockBusy(ctx context.Context, cause error) error {
+	busy := &LockBusyError{Cause: cause}
+	rows, err := s.q.SchemaChangeBlockers(ctx, s.conn)
+	if err != nil {
+		return fmt.Errorf("%w (and listing who holds it failed: %v)", busy, err)
+	}
+	for _, r := range rows {
+		busy.Blockers = append(busy.Blockers, LockBlocker{PID: r.Pid, PreparedTransaction: r.PreparedGid, Role: r.Role, LockModes: r.LockModes})
+	}
+	return busy
+}
+
+// installDeclarations installs every declaration with its fence, per
+// schema version (one in practice): the pairs in one sync_install_checkpoints
+// call, the projections declared for every partition in one
+// sync_install_all_partitions call, which also records them so partitions
+// created later get them (sync_partition_created; it needs READ COMMITTED,
+// so under WithTx the caller's transaction must be). The bump holds the
+// migration lock for a few statements, however many partitions it declares.
 func (s *Store) installDeclarations(ctx context.Context, tx pgx.Tx, declared []CheckpointDeclaration) error {
 	var versions []int64
 	byVersion := map[int64][]CheckpointDeclaration{}
@@ -208,9 +241,18 @@ func (s *Store) installDeclarations(ctx context.Context, tx pgx.Tx, declared []C
 		if err != nil {
 			return err
 		}
-		if _, err := s.q.InstallCheckpoints(ctx, tx, db.InstallCheckpointsParams{Partitions: decl.Partitions,
-			Names: decl.PartitionNames, AllNames: decl.Names, SchemaVersion: v}); err != nil {
-			return MapError(err)
+		// Every partition first: a partition a pair then creates is new, and
+		// its trigger gives it these checkpoints activated, not declared.
+		if len(decl.Names) > 0 {
+			if _, err := s.q.InstallAllPartitions(ctx, tx, db.InstallAllPartitionsParams{Names: decl.Names, SchemaVersion: v}); err != nil {
+				return MapError(err)
+			}
+		}
+		if len(decl.Partitions) > 0 {
+			if _, err := s.q.InstallCheckpoints(ctx, tx, db.InstallCheckpointsParams{Partitions: decl.Partitions,
+				Names: decl.PartitionNames, SchemaVersion: v}); err != nil {
+				return MapError(err)
+			}
 		}
 	}
 	return nil

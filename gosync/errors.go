@@ -105,7 +105,8 @@ var (
 	ErrInvalidSchema = errors.New("gosync: invalid schema")
 
 	// ErrLockBusy: the schema bump could not take the migration lock within
-	// its time budget (writers kept sync_partitions busy).
+	// its time budget (writers kept sync_partitions busy). EnsureSchema
+	// returns it as a *LockBusyError naming who held the lock.
 	ErrLockBusy = errors.New("gosync: the schema change's migration lock stayed busy")
 
 	// A backfill worker's stops.
@@ -371,3 +372,57 @@ func (e *MigrationLockError) Unwrap() error { return e.Cause }
 
 // quoteLiteral is s as an SQL string literal, for the advice only.
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// LockBusyError: the schema bump's lock wait timed out (lock_timeout, SQLSTATE
+// 55P03) on every attempt. Blockers are who held a conflicting lock on
+// sync_partitions when the last attempt gave up (sync_schema_change_blockers;
+// empty when it had just been released). A prepared transaction keeps its
+// locks across restarts until its owner or a superuser runs ROLLBACK PREPARED
+// (or COMMIT PREPARED) with its gid: no retry outlasts it. errors.Is(err,
+// ErrLockBusy) holds; OnRetry hears one per attempt.
+type LockBusyError struct {
+	Blockers []LockBlocker
+	Attempts int           // attempts made (0 while OnRetry hears one attempt's)
+	Waited   time.Duration // the time budget spent (MaxWait), 0 for one attempt
+	Cause    error         // the last attempt's lock timeout
+}
+
+// LockBlocker is a session or a prepared transaction holding a lock the
+// migration lock conflicts with.
+type LockBlocker struct {
+	PID                 int32  // the backend; 0 for a prepared transaction
+	PreparedTransaction string // its gid; "" for a session
+	Role                string // the session's login, or the prepared transaction's owner
+	LockModes           string // its conflicting lock modes on sync_partitions
+}
+
+// String names the blocker the way an operator ends it.
+func (b LockBlocker) String() string {
+	if b.PreparedTransaction != "" {
+		return fmt.Sprintf("prepared transaction %q (owner %s, %s): ROLLBACK PREPARED '%s' as %s or a superuser",
+			b.PreparedTransaction, b.Role, b.LockModes, strings.ReplaceAll(b.PreparedTransaction, "'", "''"), b.Role)
+	}
+	return fmt.Sprintf("pid %d (role %s, %s): end its transaction or pg_terminate_backend(%d)", b.PID, b.Role, b.LockModes, b.PID)
+}
+
+// Error names every blocker and what ends it.
+func (e *LockBusyError) Error() string {
+	msg := ErrLockBusy.Error()
+	if e.Attempts > 0 {
+		msg += fmt.Sprintf(" for %s (%d attempts)", e.Waited, e.Attempts)
+	}
+	if len(e.Blockers) == 0 {
+		return msg + ": no conflicting lock was held when the last attempt gave up"
+	}
+	parts := make([]string, len(e.Blockers))
+	for i, b := range e.Blockers {
+		parts[i] = b.String()
+	}
+	return msg + ": held by " + strings.Join(parts, "; ")
+}
+
+// Is matches ErrLockBusy.
+func (e *LockBusyError) Is(target error) bool { return target == ErrLockBusy }
+
+// Unwrap returns the last lock timeout.
+func (e *LockBusyError) Unwrap() error { return e.Cause }

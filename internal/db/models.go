@@ -8,6 +8,13 @@ import (
 	"time"
 )
 
+type SyncAllPartitionCheckpoint struct {
+	ID             int32
+	Names          []string
+	SchemaVersions []int32
+	UpdatedAtMs    int64
+}
+
 type SyncBackfillCheckpoint struct {
 	Partition     string
 	Name          string

@@ -76,7 +76,8 @@ SELECT id, schema_version, layouts FROM sync_schema_meta WHERE id = 1
 `
 
 // The schema marker and the schema-bump transaction (sync_begin_schema_change,
-// sync_set_schema_version, sync_install_checkpoints) and the start-up checks.
+// sync_set_schema_version, sync_install_checkpoints, sync_install_all_partitions)
+// and the start-up checks.
 func (q *Queries) GetSchemaMeta(ctx context.Context, db DBTX) (SyncSchemaMetum, error) {
 	row := db.QueryRow(ctx, getSchemaMeta)
 	var i SyncSchemaMetum
@@ -84,31 +85,41 @@ func (q *Queries) GetSchemaMeta(ctx context.Context, db DBTX) (SyncSchemaMetum, 
 	return i, err
 }
 
-const installCheckpoints = `-- name: InstallCheckpoints :one
-SELECT sync_install_checkpoints(
-  $1::text[] || ARRAY(SELECT p.partition FROM sync_partitions p CROSS JOIN unnest($2::text[]) AS a(n)
-                               ORDER BY a.n, p.partition),
-  $3::text[] || ARRAY(SELECT a.n FROM sync_partitions p CROSS JOIN unnest($2::text[]) AS a(n)
-                          ORDER BY a.n, p.partition),
-  $4, $5::bigint)::integer AS installed
+const installAllPartitions = `-- name: InstallAllPartitions :one
+SELECT sync_install_all_partitions($1::text[], $2, $3::bigint)::integer AS installed
 `
 
-type InstallCheckpointsParams struct {
-	Partitions    []string
-	AllNames      []string
+type InstallAllPartitionsParams struct {
 	Names         []string
 	SchemaVersion int32
 	NowMs         *int64
 }
 
-// InstallCheckpoints installs declarations by pair (partitions[i], names[i])
-// and, for each of all_names, one in every partition of sync_partitions (the
-// bump holds sync_partitions in EXCLUSIVE mode: the list cannot change under
-// it). Both ARRAY subqueries read the same snapshot in the same order.
+// InstallAllPartitions declares projections for every partition, existing
+// and created later (sync_install_all_partitions).
+func (q *Queries) InstallAllPartitions(ctx context.Context, db DBTX, arg InstallAllPartitionsParams) (int32, error) {
+	row := db.QueryRow(ctx, installAllPartitions, arg.Names, arg.SchemaVersion, arg.NowMs)
+	var installed int32
+	err := row.Scan(&installed)
+	return installed, err
+}
+
+const installCheckpoints = `-- name: InstallCheckpoints :one
+SELECT sync_install_checkpoints($1::text[], $2::text[], $3,
+  $4::bigint)::integer AS installed
+`
+
+type InstallCheckpointsParams struct {
+	Partitions    []string
+	Names         []string
+	SchemaVersion int32
+	NowMs         *int64
+}
+
+// InstallCheckpoints installs declarations by pair (partitions[i], names[i]).
 func (q *Queries) InstallCheckpoints(ctx context.Context, db DBTX, arg InstallCheckpointsParams) (int32, error) {
 	row := db.QueryRow(ctx, installCheckpoints,
 		arg.Partitions,
-		arg.AllNames,
 		arg.Names,
 		arg.SchemaVersion,
 		arg.NowMs,
@@ -141,6 +152,47 @@ func (q *Queries) PhysicalColumns(ctx context.Context, db DBTX, tableName string
 			return nil, err
 		}
 		items = append(items, column_name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const schemaChangeBlockers = `-- name: SchemaChangeBlockers :many
+SELECT coalesce(b.pid, 0)::integer AS pid, coalesce(b.prepared_gid, '')::text AS prepared_gid,
+       coalesce(b.role, '')::text AS role, b.lock_modes::text AS lock_modes
+  FROM sync_schema_change_blockers() b
+`
+
+type SchemaChangeBlockersRow struct {
+	Pid         int32
+	PreparedGid string
+	Role        string
+	LockModes   string
+}
+
+// SchemaChangeBlockers: who holds a lock the bump's migration lock
+// conflicts with (sync_schema_change_blockers), after its wait timed out;
+// pid 0 is a prepared transaction.
+func (q *Queries) SchemaChangeBlockers(ctx context.Context, db DBTX) ([]SchemaChangeBlockersRow, error) {
+	rows, err := db.Query(ctx, schemaChangeBlockers)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SchemaChangeBlockersRow{}
+	for rows.Next() {
+		var i SchemaChangeBlockersRow
+		if err := rows.Scan(
+			&i.Pid,
+			&i.PreparedGid,
+			&i.Role,
+			&i.LockModes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

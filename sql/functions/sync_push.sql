@@ -10,6 +10,13 @@
 -- the row inside a block whose subtransaction a refusal rolls back — a cost
 -- only that first push pays. The lock is always sync_lock_partition's, with
 -- whatever privileges it runs with.
+--
+-- Outside READ COMMITTED the snapshot is the transaction's, taken before the
+-- push waited behind a schema bump: the gate would read the old marker and
+-- store a commit at the old version. There the push locks the marker row
+-- (sync_lock_schema_marker), which the bump updated: a stale snapshot fails
+-- with 40001 and nothing is stored. READ COMMITTED pushes (the common case)
+-- pay one setting read.
 CREATE OR REPLACE FUNCTION sync_push(
   partition text, running_schema_version integer, expected_log_epoch text,
   declared_names text[], declared_partitions text[], declared_partition_names text[],
@@ -25,10 +32,16 @@ DECLARE
 BEGIN
   IF EXISTS (SELECT 1 FROM sync_partitions p WHERE p.partition = $1) THEN
     PERFORM sync_lock_partition($1); -- the row exists: locks it, writes nothing
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+      PERFORM sync_lock_schema_marker();
+    END IF;
     SELECT g.* INTO gate FROM sync_serve_check($1, $2, $3, $4, $5, $6) AS g;
   ELSE
     BEGIN
       PERFORM sync_lock_partition($1);
+      IF current_setting('transaction_isolation') <> 'read committed' THEN
+        PERFORM sync_lock_schema_marker();
+      END IF;
       SELECT g.* INTO gate FROM sync_serve_check($1, $2, $3, $4, $5, $6) AS g;
       IF gate.refusal IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'SYRF1'; -- roll the row back, caught below

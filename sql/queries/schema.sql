@@ -1,5 +1,6 @@
 -- The schema marker and the schema-bump transaction (sync_begin_schema_change,
--- sync_set_schema_version, sync_install_checkpoints) and the start-up checks.
+-- sync_set_schema_version, sync_install_checkpoints, sync_install_all_partitions)
+-- and the start-up checks.
 
 -- name: GetSchemaMeta :one
 SELECT * FROM sync_schema_meta WHERE id = 1;
@@ -10,17 +11,23 @@ SELECT sync_begin_schema_change();
 -- name: SetSchemaVersion :exec
 SELECT sync_set_schema_version(@schema_version, @layouts);
 
--- InstallCheckpoints installs declarations by pair (partitions[i], names[i])
--- and, for each of all_names, one in every partition of sync_partitions (the
--- bump holds sync_partitions in EXCLUSIVE mode: the list cannot change under
--- it). Both ARRAY subqueries read the same snapshot in the same order.
+-- InstallCheckpoints installs declarations by pair (partitions[i], names[i]).
 -- name: InstallCheckpoints :one
-SELECT sync_install_checkpoints(
-  @partitions::text[] || ARRAY(SELECT p.partition FROM sync_partitions p CROSS JOIN unnest(@all_names::text[]) AS a(n)
-                               ORDER BY a.n, p.partition),
-  @names::text[] || ARRAY(SELECT a.n FROM sync_partitions p CROSS JOIN unnest(@all_names::text[]) AS a(n)
-                          ORDER BY a.n, p.partition),
-  @schema_version, sqlc.narg('now_ms')::bigint)::integer AS installed;
+SELECT sync_install_checkpoints(@partitions::text[], @names::text[], @schema_version,
+  sqlc.narg('now_ms')::bigint)::integer AS installed;
+
+-- InstallAllPartitions declares projections for every partition, existing
+-- and created later (sync_install_all_partitions).
+-- name: InstallAllPartitions :one
+SELECT sync_install_all_partitions(@names::text[], @schema_version, sqlc.narg('now_ms')::bigint)::integer AS installed;
+
+-- SchemaChangeBlockers: who holds a lock the bump's migration lock
+-- conflicts with (sync_schema_change_blockers), after its wait timed out;
+-- pid 0 is a prepared transaction.
+-- name: SchemaChangeBlockers :many
+SELECT coalesce(b.pid, 0)::integer AS pid, coalesce(b.prepared_gid, '')::text AS prepared_gid,
+       coalesce(b.role, '')::text AS role, b.lock_modes::text AS lock_modes
+  FROM sync_schema_change_blockers() b;
 
 -- CheckSchemaVersion: the marker rules (sync_check_schema_version): 'absent',
 -- 'older' or 'same', else a refusal with the upstream words (55000).

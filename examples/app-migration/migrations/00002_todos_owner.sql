@@ -10,12 +10,12 @@ ALTER TABLE todos ADD COLUMN owner_id text;
 SELECT sync_set_schema_version(2,
   '{"todos":[{"name":"id","type":"text","nullable":false},{"name":"title","type":"text","nullable":false},{"name":"owner_id","type":"text","nullable":true}]}');
 
--- Declare the projection's checkpoint in every partition that has a log, and
+-- Declare the projection's checkpoint in every partition, now and later, and
 -- raise each partition's writer fence to 2, in one set-based call
--- (sync_install_checkpoints does both; 10^5 partitions cost a few statements).
-SELECT sync_install_checkpoints(coalesce(array_agg(partition), '{}'),
-                                coalesce(array_agg('todos_by_owner'::text), '{}'), 2)
-  FROM sync_partitions;
+-- (sync_install_all_partitions; 10^5 partitions cost a few statements). A
+-- partition created after this commits gets the fence and the checkpoint
+-- too, activated: it has no history to backfill.
+SELECT sync_install_all_partitions(ARRAY['todos_by_owner'], 2);
 
 -- +goose Down
 DO $$ BEGIN RAISE EXCEPTION 'schema bumps are one-way: restore from a backup instead'; END $$;

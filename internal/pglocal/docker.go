@@ -26,7 +26,7 @@ func startDocker(ctx context.Context) (*Server, error) {
 		Repository: "postgres",
 		Tag:        "15",
 		Env:        []string{"POSTGRES_PASSWORD=postgres", "POSTGRES_HOST_AUTH_METHOD=trust"},
-		Cmd:        []string{"postgres", "-c", "fsync=off", "-c", "max_connections=300"},
+		Cmd:        []string{"postgres", "-c", "fsync=off", "-c", "max_connections=300", "-c", "max_prepared_transactions=10"},
 	}, func(hc *docker.HostConfig) {
 		hc.AutoRemove = true
 		hc.RestartPolicy = docker.RestartPolicy{Name: "no"}

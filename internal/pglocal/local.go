@@ -63,6 +63,7 @@ func startLocal(ctx context.Context, bindir string) (*Server, error) {
 		"-p", strconv.Itoa(port), "-k", dir,
 		"-c", "listen_addresses=127.0.0.1",
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "max_prepared_transactions=10",
 		"-c", "max_connections=300", "-c", "shared_buffers=128MB")
 	log, err := os.Create(filepath.Join(dir, "postgres.log"))
 	if err != nil {

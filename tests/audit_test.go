@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -172,6 +173,18 @@ func TestAuditFreshDatabaseClean(t *testing.T) {
 	if n := queryOne[int](t, d.Pool, "SELECT count(*) FROM sync_installed_catalog WHERE kind = 'function' AND state = 'security definer'"); n < 12 {
 		t.Errorf("%d SECURITY DEFINER functions recorded, want the 12 of SECURITY.md at least", n)
 	}
+}
+
+// TestAuditCleanAfterGooseCLI: the record is written by the migrations
+// themselves, so a plain `goose up` (no gosync code) audits clean too.
+func TestAuditCleanAfterGooseCLI(t *testing.T) {
+	t.Parallel()
+	d := pgtest.NewEmpty(t)
+	cmd := exec.Command(gooseBinary(t), "-table", gosync.DefaultVersionTable, "-dir", "../sql/migrations", "postgres", d.URL, "up")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("goose up: %v\n%s", err, out)
+	}
+	assertAuditClean(t, d.Pool)
 }
 
 // TestAuditRecordIsOwnerOnly: every sync role reads the record and runs the

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
+	sqlfiles "github.com/gosync/gosync/sql"
 )
 
 // appMigrations are an application's own goose migrations, recorded in
@@ -90,13 +93,20 @@ func TestAppGooseHistoryUntouched(t *testing.T) {
 		wantCode(t, r, 0, "migrate status")
 		var rows []status
 		r.json(t, &rows)
-		if len(rows) != int(latestVersion(t)) {
-			t.Fatalf("after %s status lists %d migrations, want gosync's %d: %+v", step, len(rows), latestVersion(t), rows)
+		// The versions of the files, not 1..latest: a branch may lack some.
+		var versions []int64
+		files, _ := fs.Glob(sqlfiles.Migrations(), "*.sql")
+		for _, f := range files {
+			v, _ := strconv.ParseInt(strings.SplitN(f, "_", 2)[0], 10, 64)
+			versions = append(versions, v)
+		}
+		if len(rows) != len(versions) {
+			t.Fatalf("after %s status lists %d migrations, want gosync's %d: %+v", step, len(rows), len(versions), rows)
 		}
 		for i, s := range rows {
-			if s.Version != int64(i+1) || !strings.HasPrefix(s.File, "000") || strings.Contains(s.File, "account") ||
+			if s.Version != versions[i] || !strings.HasPrefix(s.File, "000") || strings.Contains(s.File, "account") ||
 				s.Applied != (s.Version <= applied) {
-				t.Fatalf("after %s status row %d = %+v; want gosync's migration %d, applied %v", step, i, s, i+1, s.Version <= applied)
+				t.Fatalf("after %s status row %d = %+v; want gosync's migration %d, applied %v", step, i, s, versions[i], s.Version <= applied)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os/exec"
 	"strings"
 	"testing"
@@ -326,6 +327,18 @@ func TestAuditChangedOwner(t *testing.T) {
 			}
 		})
 	}
+	// Owned by someone else already when the migrations ran (a function
+	// pre-created under a gosync name, an adopted upstream login's tables):
+	// the record holds that owner, the one-owner check does not accept it.
+	for _, c := range []struct{ change, object string }{
+		{"ALTER TABLE sync_commits OWNER TO ", "sync_commits"},
+		{"ALTER FUNCTION sync_now_ms() OWNER TO ", "sync_now_ms()"},
+	} {
+		inAuditTx(t, d, c.change+pgx.Identifier{admin}.Sanitize()+"; SELECT sync_record_installed_catalog()", func(tx pgx.Tx) {
+			assertRed(t, tx, "one role owns every gosync object", c.object)
+			assertDetail(t, tx, "one role owns every gosync object", c.object, "owned by "+admin+", not by the owner role postgres")
+		})
+	}
 }
 
 // TestAuditWriterInAdmin: a sync role granted to another sync role lifts
@@ -425,6 +438,23 @@ func TestAuditPreparedTransaction(t *testing.T) {
 	mustExec(t, d.Pool, "ROLLBACK PREPARED '"+gid+"'")
 	ended = true
 	assertAuditClean(t, d.Pool)
+
+	// Any login can hold the migration lock of the adoption step in a
+	// prepared transaction.
+	_, nobody := loginURL(t, d, "")
+	u.User = url.UserPassword(nobody, "pw")
+	other, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	gid2 := d.Name + "_lock"
+	mustExec(t, other, "BEGIN")
+	mustExec(t, other, "SELECT pg_advisory_xact_lock(hashtext('gosync version table'))")
+	mustExec(t, other, "PREPARE TRANSACTION '"+gid2+"'")
+	t.Cleanup(func() { _, _ = d.Pool.Exec(context.Background(), "ROLLBACK PREPARED '"+gid2+"'") })
+	assertRed(t, d.Pool, check, gid2)
+	assertDetail(t, d.Pool, check, gid2, "ExclusiveLock on advisory lock")
 }
 
 // TestAuditSchemaOwner: public handed to a sync_writer login, directly or as

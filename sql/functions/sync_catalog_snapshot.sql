@@ -14,14 +14,18 @@
 --   member    every role that is (transitively) a member of the owner role
 -- acl lists the grants to anyone but the owner, "grantee PRIVILEGE[ (column)]",
 -- sorted (NULL ACLs as their defaults: a function's means PUBLIC EXECUTE).
--- The owner role is the owner of sync_commits.
+-- The owner role is the owner of sync_record_installed_catalog(): the role
+-- that ran the migrations (an adopted upstream login that still owns the
+-- tables is then what the audit names, not the other way round).
 CREATE OR REPLACE FUNCTION sync_catalog_snapshot()
 RETURNS TABLE (kind text, object text, owner text, acl text[], definition text, state text)
 LANGUAGE sql
 STABLE
 AS $$
   WITH RECURSIVE schema AS (
-    SELECT c.relnamespace AS oid, c.relowner AS owner FROM pg_class c WHERE c.oid = 'sync_commits'::regclass
+    SELECT c.relnamespace AS oid,
+           (SELECT p.proowner FROM pg_proc p WHERE p.oid = to_regprocedure('sync_record_installed_catalog()')) AS owner
+      FROM pg_class c WHERE c.oid = 'sync_commits'::regclass
   ), members(oid) AS (
     SELECT m.member FROM pg_auth_members m WHERE m.roleid = (SELECT owner FROM schema)
     UNION

@@ -7,12 +7,12 @@
 -- Most checks compare the catalog with what the migrations installed
 -- (sync_installed_catalog, written by sync_record_installed_catalog() at the
 -- end of every migration): every function's full definition, every owner and
--- grant, the triggers and the members of the owner role (the owner of
--- sync_commits). The rest read the catalog as it is: the triggers fire, the
--- privileged functions are hardened, no sync role can write the barrier's
--- tables or create objects next to them, memberships that lift a lower
--- role, the schemas' owners, prepared transactions, and who can bypass the
--- barrier at all. Catalog reads only: nothing grows with the log or the
+-- grant, the triggers and the members of the owner role (the role that ran
+-- the migrations: the owner of sync_record_installed_catalog()). The rest
+-- read the catalog as it is: the triggers fire, the privileged functions
+-- are hardened, no sync role can write the barrier's tables or create
+-- objects next to them, memberships that lift a lower role, the schemas'
+-- owners, prepared transactions, and who can bypass the barrier at all. Catalog reads only: nothing grows with the log or the
 -- number of partitions.
 CREATE OR REPLACE FUNCTION sync_security_audit()
 RETURNS TABLE (check_name text, ok boolean, detail text, severity text, object text)
@@ -44,10 +44,13 @@ AS $$
   ), cur AS (
     SELECT s.kind, s.object, s.owner, s.acl, s.definition, s.state FROM sync_catalog_snapshot() s
   ), owner_role AS (
-    -- The recorded owner: changing sync_commits' owner does not move it.
+    -- The role that ran the migrations: the recorded owner of the recorder
+    -- (changing an owner later does not move it).
     SELECT r.oid, r.rolname FROM pg_roles r
-     WHERE r.rolname = coalesce((SELECT rec.owner FROM rec WHERE rec.kind = 'relation' AND rec.object = 'sync_commits'),
-                                (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = 'sync_commits'::regclass))
+     WHERE r.rolname = coalesce((SELECT rec.owner FROM rec
+                                  WHERE rec.kind = 'function' AND rec.object = 'sync_record_installed_catalog()'),
+                                (SELECT pg_get_userbyid(p.proowner) FROM pg_proc p
+                                  WHERE p.oid = to_regprocedure('sync_record_installed_catalog()')))
   ), privileged AS (
     -- SECURITY DEFINER now or in the record: a definer that lost the
     -- attribute is as wrong as one that gained it.

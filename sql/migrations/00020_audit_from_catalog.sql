@@ -41,7 +41,9 @@ LANGUAGE sql
 STABLE
 AS $$
   WITH RECURSIVE schema AS (
-    SELECT c.relnamespace AS oid, c.relowner AS owner FROM pg_class c WHERE c.oid = 'sync_commits'::regclass
+    SELECT c.relnamespace AS oid,
+           (SELECT p.proowner FROM pg_proc p WHERE p.oid = to_regprocedure('sync_record_installed_catalog()')) AS owner
+      FROM pg_class c WHERE c.oid = 'sync_commits'::regclass
   ), members(oid) AS (
     SELECT m.member FROM pg_auth_members m WHERE m.roleid = (SELECT owner FROM schema)
     UNION
@@ -151,10 +153,13 @@ AS $$
   ), cur AS (
     SELECT s.kind, s.object, s.owner, s.acl, s.definition, s.state FROM sync_catalog_snapshot() s
   ), owner_role AS (
-    -- The recorded owner: changing sync_commits' owner does not move it.
+    -- The role that ran the migrations: the recorded owner of the recorder
+    -- (changing an owner later does not move it).
     SELECT r.oid, r.rolname FROM pg_roles r
-     WHERE r.rolname = coalesce((SELECT rec.owner FROM rec WHERE rec.kind = 'relation' AND rec.object = 'sync_commits'),
-                                (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = 'sync_commits'::regclass))
+     WHERE r.rolname = coalesce((SELECT rec.owner FROM rec
+                                  WHERE rec.kind = 'function' AND rec.object = 'sync_record_installed_catalog()'),
+                                (SELECT pg_get_userbyid(p.proowner) FROM pg_proc p
+                                  WHERE p.oid = to_regprocedure('sync_record_installed_catalog()')))
   ), privileged AS (
     -- SECURITY DEFINER now or in the record: a definer that lost the
     -- attribute is as wrong as one that gained it.

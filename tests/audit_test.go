@@ -256,6 +256,24 @@ func TestAuditCommentPaddedBody(t *testing.T) {
 	})
 }
 
+// TestAuditRelations: row-level security on the fence table (the fence
+// trigger reads it as the inserting role: a policy could hide every fence)
+// and a view whose query was replaced.
+func TestAuditRelations(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	inAuditTx(t, d, "ALTER TABLE sync_writer_fence ENABLE ROW LEVEL SECURITY", func(tx pgx.Tx) {
+		assertRed(t, tx, "relations match the record", "sync_writer_fence")
+		assertDetail(t, tx, "relations match the record", "sync_writer_fence", "changed to: row security on; recorded: row security off")
+	})
+	inAuditTx(t, d, `DO $do$ BEGIN
+		EXECUTE 'CREATE OR REPLACE VIEW sync_pending_checkpoints AS '
+		  || rtrim(pg_get_viewdef('sync_pending_checkpoints'::regclass), '; ') || ' LIMIT 0';
+	END $do$`, func(tx pgx.Tx) {
+		assertRed(t, tx, "relations match the record", "sync_pending_checkpoints")
+	})
+}
+
 // TestAuditGrantToPublic: EXECUTE on a SECURITY DEFINER function the old
 // fixed list did not know (sync_remove_checkpoint), and a write grant on a
 // barrier table to a sync role, both turn the grants row red.

@@ -8,7 +8,8 @@
 --             args), schema-qualified outside the sync schema; definition =
 --             sha256 of pg_get_functiondef (body, SECURITY DEFINER, SET, ...)
 --   relation  every sync_* table, view, sequence of the sync schema;
---             definition = sha256 of a view's query
+--             definition = sha256 of a view's query, a table's row-level
+--             security and policies
 --   trigger   every trigger on those relations; definition = pg_get_triggerdef
 --             (events, function, WHEN), state = tgenabled
 --   member    every role that is (transitively) a member of the owner role
@@ -41,7 +42,7 @@ AS $$
        AND NOT EXISTS (SELECT 1 FROM pg_depend d
                         WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
   ), rels AS (
-    SELECT c.oid, c.relname, c.relkind, c.relowner, c.relacl FROM pg_class c
+    SELECT c.oid, c.relname, c.relkind, c.relowner, c.relacl, c.relrowsecurity, c.relforcerowsecurity FROM pg_class c
      WHERE c.relnamespace = (SELECT oid FROM schema) AND c.relname LIKE 'sync\_%'
        AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
   )
@@ -70,7 +71,17 @@ AS $$
                   WHERE t.attrelid = r.oid AND t.attnum > 0 AND NOT t.attisdropped AND t.attacl IS NOT NULL
                     AND a.grantee <> r.relowner) grants(g)
                 ORDER BY 1),
-         CASE WHEN r.relkind IN ('v', 'm') THEN encode(sha256(convert_to(pg_get_viewdef(r.oid), 'UTF8')), 'hex') END,
+         CASE WHEN r.relkind IN ('v', 'm') THEN 'query ' || encode(sha256(convert_to(pg_get_viewdef(r.oid), 'UTF8')), 'hex')
+              WHEN r.relkind IN ('r', 'p') THEN
+                -- Row-level security applies to the fence trigger's reads
+                -- (it runs as the inserting role): a policy could hide a fence.
+                'row security ' || CASE WHEN r.relrowsecurity THEN 'on' ELSE 'off' END
+                  || CASE WHEN r.relforcerowsecurity THEN ', forced' ELSE '' END
+                  || coalesce('; policies ' || (
+                       SELECT string_agg(p.polname || ' ' || left(encode(sha256(convert_to(concat_ws(' ', p.polcmd, p.polpermissive,
+                                p.polroles::text, pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid)), 'UTF8')), 'hex'), 16),
+                              ', ' ORDER BY p.polname)
+                         FROM pg_policy p WHERE p.polrelid = r.oid), '') END,
          r.relkind::text
     FROM rels r
   UNION ALL

@@ -59,7 +59,7 @@ AS $$
        AND NOT EXISTS (SELECT 1 FROM pg_depend d
                         WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
   ), rels AS (
-    SELECT c.oid, c.relname, c.relkind, c.relowner, c.relacl FROM pg_class c
+    SELECT c.oid, c.relname, c.relkind, c.relowner, c.relacl, c.relrowsecurity, c.relforcerowsecurity FROM pg_class c
      WHERE c.relnamespace = (SELECT oid FROM schema) AND c.relname LIKE 'sync\_%'
        AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
   )
@@ -88,7 +88,17 @@ AS $$
                   WHERE t.attrelid = r.oid AND t.attnum > 0 AND NOT t.attisdropped AND t.attacl IS NOT NULL
                     AND a.grantee <> r.relowner) grants(g)
                 ORDER BY 1),
-         CASE WHEN r.relkind IN ('v', 'm') THEN encode(sha256(convert_to(pg_get_viewdef(r.oid), 'UTF8')), 'hex') END,
+         CASE WHEN r.relkind IN ('v', 'm') THEN 'query ' || encode(sha256(convert_to(pg_get_viewdef(r.oid), 'UTF8')), 'hex')
+              WHEN r.relkind IN ('r', 'p') THEN
+                -- Row-level security applies to the fence trigger's reads
+                -- (it runs as the inserting role): a policy could hide a fence.
+                'row security ' || CASE WHEN r.relrowsecurity THEN 'on' ELSE 'off' END
+                  || CASE WHEN r.relforcerowsecurity THEN ', forced' ELSE '' END
+                  || coalesce('; policies ' || (
+                       SELECT string_agg(p.polname || ' ' || left(encode(sha256(convert_to(concat_ws(' ', p.polcmd, p.polpermissive,
+                                p.polroles::text, pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid)), 'UTF8')), 'hex'), 16),
+                              ', ' ORDER BY p.polname)
+                         FROM pg_policy p WHERE p.polrelid = r.oid), '') END,
          r.relkind::text
     FROM rels r
   UNION ALL
@@ -281,27 +291,33 @@ AS $$
   ), checks(ord, check_name, quiet) AS (
     VALUES
       (11, 'function definitions match the record', 'every recorded function has its recorded definition'),
-      (12, 'every recorded object exists', 'none missing'),
-      (13, 'every gosync object is recorded', 'none unrecorded'),
-      (14, 'every SECURITY DEFINER function is recorded as such', 'none unrecorded'),
-      (15, 'owners match the record', 'every owner as recorded'),
-      (16, 'one role owns every gosync object', 'owner role ' || coalesce((SELECT rolname FROM owner_role), 'unknown')),
-      (17, 'grants match the record', 'every grant as recorded'),
-      (18, 'triggers on the sync tables match the record', 'every recorded trigger present, unchanged and enabled'),
-      (19, 'sync roles are members of no higher role', 'only sync_writer, sync_backfill and sync_admin in sync_reader'),
-      (20, 'no member of a sync role is a superuser or can act as the owner role', 'none'),
-      (21, 'members of the owner role match the record', 'none added'),
-      (22, 'the sync schema and public belong to the owner role', 'both owned by the owner role or a superuser'),
-      (23, 'sync roles cannot create objects in the sync schema or public', 'none can'),
-      (24, 'no prepared transaction holds a sync table or an advisory lock', 'none'),
-      (25, 'max_prepared_transactions is 0', 'max_prepared_transactions = 0'),
-      (26, 'who can bypass the barrier', '')
+      (12, 'relations match the record', 'every view query and table row-level security as recorded'),
+      (13, 'every recorded object exists', 'none missing'),
+      (14, 'every gosync object is recorded', 'none unrecorded'),
+      (15, 'every SECURITY DEFINER function is recorded as such', 'none unrecorded'),
+      (16, 'owners match the record', 'every owner as recorded'),
+      (17, 'one role owns every gosync object', 'owner role ' || coalesce((SELECT rolname FROM owner_role), 'unknown')),
+      (18, 'grants match the record', 'every grant as recorded'),
+      (19, 'triggers on the sync tables match the record', 'every recorded trigger present, unchanged and enabled'),
+      (20, 'sync roles are members of no higher role', 'only sync_writer, sync_backfill and sync_admin in sync_reader'),
+      (21, 'no member of a sync role is a superuser or can act as the owner role', 'none'),
+      (22, 'members of the owner role match the record', 'none added'),
+      (23, 'the sync schema and public belong to the owner role', 'both owned by the owner role or a superuser'),
+      (24, 'sync roles cannot create objects in the sync schema or public', 'none can'),
+      (25, 'no prepared transaction holds a sync table or an advisory lock', 'none'),
+      (26, 'max_prepared_transactions is 0', 'max_prepared_transactions = 0'),
+      (27, 'who can bypass the barrier', '')
   ), findings(check_name, object, detail, severity) AS (
     SELECT 'function definitions match the record', c.object,
            format('its definition (body, SECURITY DEFINER, SET) is not the one recorded: sha256 %s, recorded %s',
                   left(c.definition, 16), left(r.definition, 16)), 'fail'
       FROM cur c JOIN rec r ON r.kind = c.kind AND r.object = c.object
      WHERE c.kind = 'function' AND c.definition IS DISTINCT FROM r.definition
+    UNION ALL
+    SELECT 'relations match the record', c.object,
+           'changed to: ' || coalesce(c.definition, 'nothing') || '; recorded: ' || coalesce(r.definition, 'nothing'), 'fail'
+      FROM cur c JOIN rec r ON r.kind = c.kind AND r.object = c.object
+     WHERE c.kind = 'relation' AND c.definition IS DISTINCT FROM r.definition
     UNION ALL
     SELECT 'every recorded object exists', r.object,
            format('the recorded %s is missing (dropped, renamed, re-created with other arguments, or no longer SECURITY DEFINER)', r.kind), 'fail'

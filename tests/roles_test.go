@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -230,33 +231,41 @@ func TestSecurityAudit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return names
+		// A check fails with one row per object: name each check once.
+		var checks []string
+		for _, n := range names {
+			if len(checks) == 0 || checks[len(checks)-1] != n {
+				checks = append(checks, n)
+			}
+		}
+		return checks
 	}
 	if f := failing(); len(f) != 0 {
 		t.Fatalf("audit after migrate up: failing %v", f)
 	}
 	mustExec(t, d.Pool, "ALTER TABLE sync_commits DISABLE TRIGGER sync_commits_writer_fence")
-	if f := failing(); len(f) != 2 || f[0] != "fence trigger enabled" || f[1] != "head-only triggers present and enabled" {
+	if f := strings.Join(failing(), "; "); f != "fence trigger enabled; head-only triggers present and enabled; triggers on the sync tables match the record" {
 		t.Fatalf("audit with the trigger disabled: failing %v", f)
 	}
 	mustExec(t, d.Pool, "ALTER TABLE sync_commits ENABLE TRIGGER sync_commits_writer_fence; GRANT UPDATE ON sync_writer_fence TO sync_writer")
-	if f := failing(); len(f) != 1 || f[0] != "sync roles cannot write the fence, the checkpoints, the marker, the horizon or the epoch" {
+	if f := strings.Join(failing(), "; "); f != "sync roles cannot write the fence, the checkpoints, the marker, the horizon or the epoch; grants match the record" {
 		t.Fatalf("audit with a writable fence: failing %v", f)
 	}
-	// Each later hole is reported by its own check, then closed again.
+	// Each later hole is reported by its own check (and by the comparison
+	// with the recorded catalog), then closed again.
 	for _, c := range []struct{ open, close, check string }{
 		{"GRANT UPDATE (horizon_seq) ON sync_partitions TO sync_writer", "REVOKE UPDATE (horizon_seq) ON sync_partitions FROM sync_writer",
-			"sync roles cannot write the fence, the checkpoints, the marker, the horizon or the epoch"},
+			"sync roles cannot write the fence, the checkpoints, the marker, the horizon or the epoch; grants match the record"},
 		// A database from before Postgres 15: the migration revoked this.
 		{"GRANT CREATE ON SCHEMA public TO PUBLIC", "REVOKE CREATE ON SCHEMA public FROM PUBLIC",
-			"PUBLIC cannot create objects in the sync schema or public"},
+			"PUBLIC cannot create objects in the sync schema or public; sync roles cannot create objects in the sync schema or public"},
 		// An upstream server's migrate() replaces the fence with its own body.
 		{`CREATE OR REPLACE FUNCTION syncular_writer_fence() RETURNS trigger LANGUAGE plpgsql AS $$
 		  BEGIN IF EXISTS (SELECT 1 FROM sync_writer_fence f WHERE f.partition = NEW.partition) THEN NULL; END IF; RETURN NEW; END $$`,
-			"", "fence function reads its tables by qualified name"},
+			"", "fence function reads its tables by qualified name; function definitions match the record"},
 	} {
 		mustExec(t, d.Pool, "REVOKE UPDATE ON sync_writer_fence FROM sync_writer; "+c.open)
-		if f := failing(); len(f) != 1 || f[0] != c.check {
+		if f := strings.Join(failing(), "; "); f != c.check {
 			t.Fatalf("after %q: failing %v, want [%s]", c.open, f, c.check)
 		}
 		if c.close != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -92,16 +93,20 @@ func TestAppGooseHistoryUntouched(t *testing.T) {
 		wantCode(t, r, 0, "migrate status")
 		var rows []status
 		r.json(t, &rows)
-		files, err := fs.Glob(sqlfiles.Migrations(), "*.sql")
-		if err != nil {
-			t.Fatal(err)
+		// The versions of the files, not 1..latest: a branch may lack some.
+		var versions []int64
+		files, _ := fs.Glob(sqlfiles.Migrations(), "*.sql")
+		for _, f := range files {
+			v, _ := strconv.ParseInt(strings.SplitN(f, "_", 2)[0], 10, 64)
+			versions = append(versions, v)
 		}
-		if len(rows) != len(files) {
-			t.Fatalf("after %s status lists %d migrations, want gosync's %d: %+v", step, len(rows), len(files), rows)
+		if len(rows) != len(versions) {
+			t.Fatalf("after %s status lists %d migrations, want gosync's %d: %+v", step, len(rows), len(versions), rows)
 		}
 		for i, s := range rows {
-			if s.File != files[i] || strings.Contains(s.File, "account") || s.Applied != (s.Version <= applied) {
-				t.Fatalf("after %s status row %d = %+v; want gosync's migration %s, applied %v", step, i, s, files[i], s.Version <= applied)
+			if s.Version != versions[i] || !strings.HasPrefix(s.File, "000") || strings.Contains(s.File, "account") ||
+				s.Applied != (s.Version <= applied) {
+				t.Fatalf("after %s status row %d = %+v; want gosync's migration %d, applied %v", step, i, s, versions[i], s.Version <= applied)
 			}
 		}
 	}

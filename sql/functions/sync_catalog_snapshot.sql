@@ -1,0 +1,95 @@
+-- What the audit compares with sync_installed_catalog: the security-relevant
+-- state of every object the barrier relies on, one row per object, in the
+-- shape sync_record_installed_catalog() stores. Catalog reads only (nothing
+-- proportional to the log or the partitions).
+--   function  every function of the sync schema named sync_*/syncular_* or
+--             SECURITY DEFINER, and every SECURITY DEFINER function elsewhere
+--             owned by the owner role or a sync role; object = name(identity
+--             args), schema-qualified outside the sync schema; definition =
+--             sha256 of pg_get_functiondef (body, SECURITY DEFINER, SET, ...)
+--   relation  every sync_* table, view, sequence of the sync schema;
+--             definition = sha256 of a view's query, a table's row-level
+--             security and policies
+--   trigger   every trigger on those relations; definition = pg_get_triggerdef
+--             (events, function, WHEN), state = tgenabled
+--   member    every role that is (transitively) a member of the owner role
+-- acl lists the grants to anyone but the owner, "grantee PRIVILEGE[ (column)]",
+-- sorted (NULL ACLs as their defaults: a function's means PUBLIC EXECUTE).
+-- The owner role is the owner of sync_record_installed_catalog(): the role
+-- that ran the migrations (an adopted upstream login that still owns the
+-- tables is then what the audit names, not the other way round).
+CREATE OR REPLACE FUNCTION sync_catalog_snapshot()
+RETURNS TABLE (kind text, object text, owner text, acl text[], definition text, state text)
+LANGUAGE sql
+STABLE
+AS $$
+  WITH RECURSIVE schema AS (
+    SELECT c.relnamespace AS oid,
+           (SELECT p.proowner FROM pg_proc p WHERE p.oid = to_regprocedure('sync_record_installed_catalog()')) AS owner
+      FROM pg_class c WHERE c.oid = 'sync_commits'::regclass
+  ), members(oid) AS (
+    SELECT m.member FROM pg_auth_members m WHERE m.roleid = (SELECT owner FROM schema)
+    UNION
+    SELECT m.member FROM pg_auth_members m JOIN members u ON m.roleid = u.oid
+  ), fns AS (
+    SELECT p.oid, p.pronamespace, p.proname, p.proowner, p.proacl, p.prosecdef, n.nspname
+      FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+     WHERE p.prokind <> 'a'
+       AND ((p.pronamespace = (SELECT oid FROM schema) AND (p.proname ~ '^sync(ular)?_' OR p.prosecdef))
+            OR (p.prosecdef AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+                AND (p.proowner = (SELECT owner FROM schema)
+                     OR pg_get_userbyid(p.proowner) IN ('sync_reader', 'sync_writer', 'sync_backfill', 'sync_admin'))))
+       AND NOT EXISTS (SELECT 1 FROM pg_depend d
+                        WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+  ), rels AS (
+    SELECT c.oid, c.relname, c.relkind, c.relowner, c.relacl, c.relrowsecurity, c.relforcerowsecurity FROM pg_class c
+     WHERE c.relnamespace = (SELECT oid FROM schema) AND c.relname LIKE 'sync\_%'
+       AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+  )
+  SELECT 'function',
+         CASE WHEN f.pronamespace = (SELECT oid FROM schema) THEN '' ELSE quote_ident(f.nspname) || '.' END
+           || f.proname || '(' || pg_get_function_identity_arguments(f.oid) || ')',
+         pg_get_userbyid(f.proowner),
+         ARRAY(SELECT CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END || ' ' || a.privilege_type
+                        || CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END
+                 FROM aclexplode(coalesce(f.proacl, acldefault('f'::"char", f.proowner))) a
+                WHERE a.grantee <> f.proowner ORDER BY 1),
+         encode(sha256(convert_to(pg_get_functiondef(f.oid), 'UTF8')), 'hex'),
+         CASE WHEN f.prosecdef THEN 'security definer' ELSE 'security invoker' END
+    FROM fns f
+  UNION ALL
+  SELECT 'relation', r.relname, pg_get_userbyid(r.relowner),
+         ARRAY(SELECT g FROM (
+                 SELECT CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END || ' ' || a.privilege_type
+                          || CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END
+                   FROM aclexplode(coalesce(r.relacl, acldefault(CASE r.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", r.relowner))) a
+                  WHERE a.grantee <> r.relowner
+                 UNION ALL
+                 SELECT CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END || ' ' || a.privilege_type
+                          || ' (' || t.attname || ')' || CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END
+                   FROM pg_attribute t CROSS JOIN LATERAL aclexplode(t.attacl) a
+                  WHERE t.attrelid = r.oid AND t.attnum > 0 AND NOT t.attisdropped AND t.attacl IS NOT NULL
+                    AND a.grantee <> r.relowner) grants(g)
+                ORDER BY 1),
+         CASE WHEN r.relkind IN ('v', 'm') THEN 'query ' || encode(sha256(convert_to(pg_get_viewdef(r.oid), 'UTF8')), 'hex')
+              WHEN r.relkind IN ('r', 'p') THEN
+                -- Row-level security applies to the fence trigger's reads
+                -- (it runs as the inserting role): a policy could hide a fence.
+                'row security ' || CASE WHEN r.relrowsecurity THEN 'on' ELSE 'off' END
+                  || CASE WHEN r.relforcerowsecurity THEN ', forced' ELSE '' END
+                  || coalesce('; policies ' || (
+                       SELECT string_agg(p.polname || ' ' || left(encode(sha256(convert_to(concat_ws(' ', p.polcmd, p.polpermissive,
+                                p.polroles::text, pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid)), 'UTF8')), 'hex'), 16),
+                              ', ' ORDER BY p.polname)
+                         FROM pg_policy p WHERE p.polrelid = r.oid), '') END,
+         r.relkind::text
+    FROM rels r
+  UNION ALL
+  SELECT 'trigger', t.tgname || ' on ' || r.relname, NULL, '{}', pg_get_triggerdef(t.oid), t.tgenabled::text
+    FROM pg_trigger t JOIN rels r ON r.oid = t.tgrelid
+   WHERE NOT t.tgisinternal
+  UNION ALL
+  SELECT 'member', r.rolname, pg_get_userbyid((SELECT owner FROM schema)), '{}', NULL,
+         CASE WHEN r.rolcanlogin THEN 'login' ELSE 'nologin' END
+    FROM members m JOIN pg_roles r ON r.oid = m.oid
+$$;

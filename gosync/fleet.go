@@ -78,6 +78,9 @@ func (s *Store) RunBackfills(ctx context.Context, f Fleet) (FleetResult, error) 
 	if counts.Total == 0 {
 		return FleetResult{}, fmt.Errorf("%w: no checkpoint %q at schema version %d in any partition", ErrCheckpointNotDeclared, f.Name, version)
 	}
+	if err := s.assertSources(ctx, f.Backfill); err != nil {
+		return FleetResult{}, err
+	}
 	if f.Workers < 1 {
 		f.Workers = 1
 	}

@@ -24,7 +24,9 @@ type Fleet struct {
 	Workers int // concurrent partitions in this process; default 1
 	// Lease is how long a claimed checkpoint may go without progress before
 	// another worker takes it over (its owner crashed). Every batch renews
-	// it, so it must exceed the longest batch. Default 30s.
+	// it, so it must exceed the longest batch. Default 30s; 1 s to 24 h
+	// (sync_claim_next_checkpoint refuses others: ErrInvalidArgument).
+	// Measured on the database clock.
 	Lease time.Duration
 	// Poll is how often an idle worker looks again for claimable work while
 	// other workers' partitions are unfinished. Default Lease/10.

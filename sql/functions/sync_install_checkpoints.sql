@@ -13,11 +13,11 @@
 --
 -- A new row's owner_epoch starts at sync_checkpoint_epoch_floor (0 until a
 -- checkpoint was removed), so even a claim that only adds 1 (the upstream
--- server's) never reuses a removed row's epoch. The ROW EXCLUSIVE lock on
--- sync_writer_fence (which the fence write takes anyway) is taken before the
--- floor is read: a concurrent sync_remove_checkpoint has then either raised
--- it and committed, or not yet deleted its row (which this install then
--- does not re-declare).
+-- server's) never reuses a removed row's epoch. A ROW EXCLUSIVE lock on
+-- sync_schema_meta (which a bump holds anyway) is taken before the floor is
+-- read: a concurrent sync_remove_checkpoint has then either raised it and
+-- committed, or not yet deleted its row (which this install then does not
+-- re-declare).
 CREATE OR REPLACE FUNCTION sync_install_checkpoints(
   partitions text[], names text[], schema_version integer, now_ms bigint DEFAULT NULL)
 RETURNS integer
@@ -44,7 +44,7 @@ BEGIN
     PERFORM sync_assert_key('partition', bad.p);
     PERFORM sync_assert_key('name', bad.n);
   END IF;
-  LOCK TABLE sync_writer_fence IN ROW EXCLUSIVE MODE;
+  LOCK TABLE sync_schema_meta IN ROW EXCLUSIVE MODE;
   SELECT s.last_value INTO floor_epoch FROM sync_checkpoint_epoch_floor s;
 
   INSERT INTO sync_backfill_checkpoints AS c (

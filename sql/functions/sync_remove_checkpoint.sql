@@ -13,9 +13,10 @@
 -- back only leaves the floor higher, which is harmless), and every later
 -- claim and declare starts above the floor, so the old owner's epoch never
 -- becomes valid again on a re-declared row. Removals serialize on a SHARE
--- ROW EXCLUSIVE lock of sync_writer_fence (writers only read it; declares
--- take ROW EXCLUSIVE before reading the floor), so the read-then-raise of
--- the floor never lowers it and no declare reads it before it is raised.
+-- ROW EXCLUSIVE lock of sync_schema_meta (no push or gate writes the
+-- marker; declares take ROW EXCLUSIVE before reading the floor), so the
+-- read-then-raise of the floor never lowers it and no declare reads it
+-- before it is raised.
 CREATE OR REPLACE FUNCTION sync_remove_checkpoint(partition text, name text)
 RETURNS SETOF sync_backfill_checkpoints
 LANGUAGE plpgsql
@@ -27,7 +28,7 @@ DECLARE
 BEGIN
   PERFORM sync_assert_key('partition', $1);
   PERFORM sync_assert_key('name', $2);
-  LOCK TABLE sync_writer_fence IN SHARE ROW EXCLUSIVE MODE;
+  LOCK TABLE sync_schema_meta IN SHARE ROW EXCLUSIVE MODE;
   DELETE FROM sync_backfill_checkpoints c
    WHERE c.partition = $1 AND c.name = $2 AND c.state <> 'activated'
   RETURNING c.* INTO removed;

@@ -281,7 +281,7 @@ DECLARE
 BEGIN
   PERFORM sync_assert_key('partition', $1);
   PERFORM sync_assert_key('name', $2);
-  LOCK TABLE sync_writer_fence IN SHARE ROW EXCLUSIVE MODE;
+  LOCK TABLE sync_schema_meta IN SHARE ROW EXCLUSIVE MODE;
   DELETE FROM sync_backfill_checkpoints c
    WHERE c.partition = $1 AND c.name = $2 AND c.state <> 'activated'
   RETURNING c.* INTO removed;
@@ -328,7 +328,7 @@ BEGIN
     PERFORM sync_assert_key('partition', bad.p);
     PERFORM sync_assert_key('name', bad.n);
   END IF;
-  LOCK TABLE sync_writer_fence IN ROW EXCLUSIVE MODE;
+  LOCK TABLE sync_schema_meta IN ROW EXCLUSIVE MODE;
   SELECT s.last_value INTO floor_epoch FROM sync_checkpoint_epoch_floor s;
 
   INSERT INTO sync_backfill_checkpoints AS c (

@@ -25,6 +25,9 @@ func ApplyRangeSQL(statement string, sources []string) (func(ctx context.Context
 	if strings.TrimSpace(statement) == "" {
 		return nil, fmt.Errorf("%w: the apply statement is empty", ErrInvalidArgument)
 	}
+	if word := firstKeyword(statement); transactionControl[word] {
+		return nil, fmt.Errorf("%w: the apply statement is %s: it runs inside the batch's transaction, which it must not end or nest", ErrInvalidArgument, word)
+	}
 	if sources == nil {
 		sources = []string{}
 	}
@@ -46,4 +49,50 @@ func ApplyRangeSQL(statement string, sources []string) (func(ctx context.Context
 		}
 		return tag.RowsAffected(), nil
 	}, nil
+}
+
+// transactionControl are the statements that would end (or nest in) the
+// batch's transaction, letting the watermark advance outside it. Refused up
+// front; the batch's advance also checks it still runs in the transaction
+// the batch opened (ErrBatchTransactionEnded), whatever ran.
+var transactionControl = map[string]bool{"BEGIN": true, "START": true, "COMMIT": true, "END": true,
+	"ROLLBACK": true, "ABORT": true, "SAVEPOINT": true, "RELEASE": true, "PREPARE": true}
+
+// firstKeyword is the statement's first word, upper-cased, past white space
+// and comments (-- to the end of the line, nested /* */).
+func firstKeyword(sql string) string {
+	for {
+		sql = strings.TrimLeft(sql, " \t\r\n\f\v")
+		switch {
+		case strings.HasPrefix(sql, "--"):
+			i := strings.IndexByte(sql, '\n')
+			if i < 0 {
+				return ""
+			}
+			sql = sql[i+1:]
+		case strings.HasPrefix(sql, "/*"):
+			depth, i := 0, 0
+			for i < len(sql) {
+				if strings.HasPrefix(sql[i:], "/*") {
+					depth, i = depth+1, i+2
+				} else if strings.HasPrefix(sql[i:], "*/") {
+					depth, i = depth-1, i+2
+					if depth == 0 {
+						break
+					}
+				} else {
+					i++
+				}
+			}
+			sql = sql[i:]
+		default:
+			end := strings.IndexFunc(sql, func(r rune) bool {
+				return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+			})
+			if end < 0 {
+				end = len(sql)
+			}
+			return strings.ToUpper(sql[:end])
+		}
+	}
 }

@@ -129,11 +129,25 @@ func (s *Store) RunBackfill(ctx context.Context, b Backfill) (Checkpoint, error)
 	if err := b.validate(); err != nil {
 		return Checkpoint{}, err
 	}
+	if err := s.assertSources(ctx, b); err != nil {
+		return Checkpoint{}, err
+	}
 	cp, err := s.ClaimCheckpoint(ctx, b.Partition, b.Name, b.SchemaVersion)
 	if err != nil {
 		return Checkpoint{}, err
 	}
 	return s.fill(ctx, b, cp)
+}
+
+// assertSources refuses sources that are not tables of the stored schema
+// (ErrUnknownSources) before anything is claimed: activation would refuse
+// them at the end, after the claim and every batch.
+func (s *Store) assertSources(ctx context.Context, b Backfill) error {
+	sources := b.Sources
+	if sources == nil {
+		sources = []string{}
+	}
+	return MapError(s.q.AssertSourceTables(ctx, s.conn, sources))
 }
 
 func (b Backfill) validate() error {
@@ -241,7 +255,7 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 		// owner, and a competing claim waits for this batch to commit instead
 		// of racing its projection writes (two workers inserting the same
 		// projection row would otherwise fail on the key, not on the CAS).
-		horizon, err := s.ownBatch(ctx, tx, b, epoch, watermark, observed)
+		horizon, xid, err := s.ownBatch(ctx, tx, b, epoch, watermark, observed)
 		if err != nil {
 			return err
 		}
@@ -254,31 +268,44 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 		if n, err = s.applyBatch(ctx, tx, b, sources, watermark, end); err != nil {
 			return fmt.Errorf("gosync: backfill apply: %w", err)
 		}
-		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, CheckpointAdvance{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: end, ObservedRows: observed + n})
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return ErrLostOwnership // rolls the batch back: nothing more is written
-		}
-		return nil
+		// The advance reads the horizon again, after the read: a prune that
+		// committed since the check above is sync.storage.log_pruned.
+		return s.advanceBatch(ctx, tx, b, xid, epoch, end, observed+n)
 	})
 	return n, err
 }
 
+// advanceBatch is a batch's closing advance, in the transaction ownBatch
+// opened (xid) or not at all: an apply that ended it (COMMIT, ROLLBACK)
+// is ErrBatchTransactionEnded, and nothing advances.
+func (s *Store) advanceBatch(ctx context.Context, tx pgx.Tx, b Backfill, xid string, epoch, watermark, observed int64) error {
+	rows, err := s.q.AdvanceBatch(ctx, tx, db.AdvanceBatchParams{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch,
+		Watermark: watermark, ObservedRows: observed, Xid: xid})
+	if err != nil {
+		return MapError(err)
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("%w (partition %q, checkpoint %q: the watermark stays at its stored value)", ErrBatchTransactionEnded, b.Partition, b.Name)
+	}
+	if !rows[0] {
+		return ErrLostOwnership // rolls the batch back: nothing more is written
+	}
+	return nil
+}
+
 // ownBatch locks the checkpoint row for this transaction if epoch still
-// owns it (ErrLostOwnership otherwise) and returns the partition's horizon,
-// in one round trip.
-func (s *Store) ownBatch(ctx context.Context, tx pgx.Tx, b Backfill, epoch, watermark, observed int64) (horizon int64, err error) {
+// owns it (ErrLostOwnership otherwise) and returns the partition's horizon
+// and the transaction's id, in one round trip.
+func (s *Store) ownBatch(ctx context.Context, tx pgx.Tx, b Backfill, epoch, watermark, observed int64) (horizon int64, xid string, err error) {
 	r, err := s.q.OwnBatch(ctx, tx, db.OwnBatchParams{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch,
 		Watermark: watermark, ObservedRows: observed})
 	if err != nil {
-		return 0, MapError(err)
+		return 0, "", MapError(err)
 	}
 	if !r.Owned {
-		return 0, ErrLostOwnership
+		return 0, "", ErrLostOwnership
 	}
-	return r.HorizonSeq, nil
+	return r.HorizonSeq, r.Xid, nil
 }
 
 func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, b Backfill, sources []string, after, through int64) (int64, error) {
@@ -307,24 +334,17 @@ func (s *Store) initialFill(ctx context.Context, b Backfill, epoch int64) (water
 		return 0, 0, fmt.Errorf("%w: an initial fill opens its own snapshot", ErrNeedsPool)
 	}
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
-		if _, err := s.ownBatch(ctx, tx, b, epoch, 0, 0); err != nil {
+		_, xid, err := s.ownBatch(ctx, tx, b, epoch, 0, 0)
+		if err != nil {
 			return err
 		}
-		var err error
 		if watermark, err = s.q.CurrentCursor(ctx, tx, b.Partition); err != nil {
 			return MapError(err)
 		}
 		if rows, err = b.Initial(ctx, tx); err != nil {
 			return fmt.Errorf("gosync: backfill initial fill: %w", err)
 		}
-		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, CheckpointAdvance{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: watermark, ObservedRows: rows})
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return ErrLostOwnership
-		}
-		return nil
+		return s.advanceBatch(ctx, tx, b, xid, epoch, watermark, rows)
 	})
 	return watermark, rows, err
 }

@@ -63,6 +63,11 @@ var (
 	// or by the SQL argument checks (SQLSTATE 22023, or 22021 for a NUL
 	// byte), which MapError maps to it.
 	ErrInvalidArgument = errors.New("gosync: invalid argument")
+	// ErrUnknownSources: a backfill's or an activation's source tables are
+	// empty or name a table the stored schema (sync_schema_meta's layouts)
+	// does not have; sync_assert_source_tables (22023) names the known
+	// tables. Also matches ErrInvalidArgument.
+	ErrUnknownSources = errors.New("gosync: the sources are not tables of the stored schema")
 
 	// ErrSchemaTooNew: EnsureSchema's refusal when the database was
 	// migrated by a newer server. The rule is SQL's
@@ -115,8 +120,16 @@ var (
 	// stopped and wrote nothing more (a batch in flight was rolled back).
 	ErrLostOwnership = errors.New("gosync: backfill lost ownership of the checkpoint to a newer claim")
 	// ErrLogPruned: the log is pruned past the watermark, so activation
-	// cannot prove coverage (`unverifiable`). Rebuild from current rows.
+	// cannot prove coverage (`unverifiable`), or a batch would advance over
+	// history pruned since it started (sync_advance_checkpoint raises
+	// sync.storage.log_pruned, which MapError maps here; the batch rolled
+	// back). Rebuild from current rows.
 	ErrLogPruned = errors.New("gosync: the log is pruned past the backfill watermark; coverage cannot be proven")
+	// ErrBatchTransactionEnded: a backfill's apply ended the batch's
+	// transaction (a COMMIT or ROLLBACK of its own), so the watermark was
+	// not advanced: the advance runs only in the transaction the batch
+	// opened. After a COMMIT, what the apply wrote before it stays written.
+	ErrBatchTransactionEnded = errors.New("gosync: the backfill apply ended the batch's transaction")
 	// ErrBackfillStopped: Backfill.Stop was closed; the backfill stopped
 	// after its current batch (committed), and a new run resumes from the
 	// stored watermark.
@@ -146,7 +159,11 @@ func init() {
 		ErrCheckpointActivated, ErrCommitNotAtHead, ErrChangeWithoutCommit, ErrPartitionSeqRejected} {
 		sqlErrors[e.Error()] = e
 	}
+	sqlErrors["sync.storage.log_pruned"] = ErrLogPruned
 }
+
+// unknownSources is the fixed beginning of sync_assert_source_tables' refusals.
+const unknownSources = "invalid argument: sources must name "
 
 // markerRefusals maps the marker rules' messages (sync_check_schema_version,
 // SQLSTATE 55000, the upstream server's words) by their fixed beginning.
@@ -175,7 +192,7 @@ func (e *StorageError) Error() string {
 		return e.PG.Message // the sentinel's text, then each table and difference
 	case e.Kind == ErrInvalidArgument && e.PG.Code == "22021":
 		return ErrInvalidArgument.Error() + ": a string holds a NUL byte or invalid UTF-8, which Postgres text cannot store (" + e.PG.Message + ")"
-	case e.Kind == ErrInvalidArgument:
+	case e.Kind == ErrInvalidArgument, e.Kind == ErrUnknownSources:
 		return "gosync: " + e.PG.Message // the SQL check's "invalid argument: ..."
 	case e.Kind == ErrSchemaTooNew || e.Kind == ErrSchemaMismatch:
 		return "gosync: " + e.PG.Message // the upstream server's sentence
@@ -186,7 +203,9 @@ func (e *StorageError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrWriterFenceRejected) and friends work.
-func (e *StorageError) Is(target error) bool { return target == e.Kind }
+func (e *StorageError) Is(target error) bool {
+	return target == e.Kind || (e.Kind == ErrUnknownSources && target == ErrInvalidArgument)
+}
 
 // Unwrap returns the server's error.
 func (e *StorageError) Unwrap() error { return e.PG }
@@ -206,6 +225,9 @@ func MapError(err error) error {
 	switch pg.Code {
 	case "22023", // invalid_parameter_value, raised by sync_assert_*
 		"22021": // character_not_in_repertoire: a NUL byte in a text argument
+		if strings.HasPrefix(pg.Message, unknownSources) {
+			return &StorageError{Kind: ErrUnknownSources, PG: pg}
+		}
 		return &StorageError{Kind: ErrInvalidArgument, PG: pg}
 	case "55000": // object_not_in_prerequisite_state: sync_check_schema_version's refusals
 		for prefix, kind := range markerRefusals {

@@ -38,7 +38,7 @@ func exampleDB(setup string, fn func(ctx context.Context, pool *pgxpool.Pool) er
 // The README's checkpoint snippet: claim, advance in the batch's own
 // transaction, the gate, activation.
 func ExampleStore_AdvanceCheckpoint() {
-	exampleDB(`INSERT INTO sync_schema_meta VALUES (1, 2, '{}'); SELECT sync_declare_checkpoint('p1', 'todos_by_owner', 2)`,
+	exampleDB(`INSERT INTO sync_schema_meta VALUES (1, 2, '{"todos": []}'); SELECT sync_declare_checkpoint('p1', 'todos_by_owner', 2)`,
 		func(ctx context.Context, pool *pgxpool.Pool) error {
 			var watermark, rows int64 // what the batch covers: the log is empty here
 			expectedEpoch := ""       // the client's log epoch, "" when it has none

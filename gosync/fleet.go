@@ -24,7 +24,9 @@ type Fleet struct {
 	Workers int // concurrent partitions in this process; default 1
 	// Lease is how long a claimed checkpoint may go without progress before
 	// another worker takes it over (its owner crashed). Every batch renews
-	// it, so it must exceed the longest batch. Default 30s.
+	// it, so it must exceed the longest batch. Default 30s; 1 s to 24 h
+	// (sync_claim_next_checkpoint refuses others: ErrInvalidArgument).
+	// Measured on the database clock.
 	Lease time.Duration
 	// Poll is how often an idle worker looks again for claimable work while
 	// other workers' partitions are unfinished. Default Lease/10.
@@ -77,6 +79,9 @@ func (s *Store) RunBackfills(ctx context.Context, f Fleet) (FleetResult, error) 
 	}
 	if counts.Total == 0 {
 		return FleetResult{}, fmt.Errorf("%w: no checkpoint %q at schema version %d in any partition", ErrCheckpointNotDeclared, f.Name, version)
+	}
+	if err := s.assertSources(ctx, f.Backfill); err != nil {
+		return FleetResult{}, err
 	}
 	if f.Workers < 1 {
 		f.Workers = 1

@@ -19,6 +19,10 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func TestWaitActivatedCoalescesNotices(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
+	// The stored schema's tables: activation's sources must be among them.
+	if _, err := d.Pool.Exec(ctx, `INSERT INTO sync_schema_meta VALUES (1, 2, '{"todos": []}')`); err != nil {
+		t.Fatal(err)
+	}
 	s := gosync.New(d.Pool)
 	if _, err := s.DeclareCheckpoint(ctx, "p1", "proj", 2); err != nil {
 		t.Fatal(err)

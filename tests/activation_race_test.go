@@ -35,6 +35,7 @@ func TestActivationRacingPushes(t *testing.T) {
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
 	sources := []string{"todos"}
+	storeTables(t, d, 1, sources...)
 
 	// Each release (generation) lets every writer push once: one still
 	// pushing when it comes pushes again at once; one waiting wakes up as

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 )
@@ -15,6 +17,7 @@ func TestCheckpointLifecycle(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
+	storeTables(t, d, 2, "todos", "lists")
 
 	cp, err := s.DeclareCheckpoint(ctx, "p1", "todos_by_owner", 2)
 	if err != nil {
@@ -106,8 +109,16 @@ func TestCheckpointLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "other", OwnerEpoch: other.OwnerEpoch, Watermark: 0, Sources: nil}); err != nil || r != gosync.ActivationActivated {
-		t.Fatalf("activate with no sources = %q, %v; want activated", r, err)
+	// ... but an activation over no source table would certify anything.
+	before := barrierState(t, d)
+	if _, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "other", OwnerEpoch: other.OwnerEpoch, Watermark: 0, Sources: nil}); !errors.Is(err, gosync.ErrUnknownSources) || !errors.Is(err, gosync.ErrInvalidArgument) {
+		t.Fatalf("activate with no sources: %v; want ErrUnknownSources", err)
+	}
+	if after := barrierState(t, d); after != before {
+		t.Fatalf("a refused activation changed the barrier:\nbefore %s\nafter  %s", before, after)
+	}
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "other", OwnerEpoch: other.OwnerEpoch, Watermark: 0, Sources: []string{"lists"}}); err != nil || r != gosync.ActivationActivated {
+		t.Fatalf("activate over a table without changes = %q, %v; want activated", r, err)
 	}
 	all, err := s.Checkpoints(ctx, "p1")
 	if err != nil || len(all) != 2 || all[0].Name != "other" || all[1].Name != "todos_by_owner" {
@@ -120,11 +131,12 @@ func TestActivateRequiresFence(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
+	storeTables(t, d, 2, "todos", "lists")
 
 	// A checkpoint row written without its fence (by hand, or by a broken
 	// installer) cannot be activated.
 	mustExec(t, d.Pool, `INSERT INTO sync_backfill_checkpoints VALUES ('p1', 'bare', 2, 'backfilling', 0, 1, 0, 0)`)
-	_, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "bare", OwnerEpoch: 1, Watermark: 0, Sources: nil})
+	_, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "bare", OwnerEpoch: 1, Watermark: 0, Sources: []string{"todos"}})
 	if !errors.Is(err, gosync.ErrCheckpointFenceMissing) {
 		t.Fatalf("activate without a fence row: %v, want ErrCheckpointFenceMissing", err)
 	}
@@ -139,7 +151,7 @@ func TestActivateRequiresFence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p2", Name: "low", OwnerEpoch: cp.OwnerEpoch, Watermark: 0, Sources: nil})
+	_, err = s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p2", Name: "low", OwnerEpoch: cp.OwnerEpoch, Watermark: 0, Sources: []string{"todos"}})
 	if !errors.Is(err, gosync.ErrCheckpointFenceMissing) {
 		t.Fatalf("activate with fence 2 < version 3: %v, want ErrCheckpointFenceMissing", err)
 	}
@@ -151,7 +163,7 @@ func TestActivateRequiresFence(t *testing.T) {
 	}
 
 	// Unknown checkpoints.
-	if _, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p2", Name: "nope", OwnerEpoch: 1, Watermark: 0, Sources: nil}); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
+	if _, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p2", Name: "nope", OwnerEpoch: 1, Watermark: 0, Sources: []string{"todos"}}); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
 		t.Fatalf("activate unknown: %v", err)
 	}
 	if _, err := s.ClaimCheckpoint(ctx, "p2", "nope", 1); !errors.Is(err, gosync.ErrCheckpointNotDeclared) {
@@ -167,6 +179,7 @@ func TestActivateUnverifiableWhenPruned(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
+	storeTables(t, d, 2, "todos", "lists")
 	if _, err := s.DeclareCheckpoint(ctx, "p1", "proj", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -195,9 +208,20 @@ func TestActivateUnverifiableWhenPruned(t *testing.T) {
 	if got, _ := s.Checkpoint(ctx, "p1", "proj"); got.State != gosync.StateBackfilling {
 		t.Fatalf("unverifiable activation changed the state to %q", got.State)
 	}
-	// A watermark at the horizon is provable again.
-	if ok, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq + 5, ObservedRows: 1}); err != nil || !ok {
-		t.Fatalf("advance to the horizon: %v, %v", ok, err)
+	// No batch read the pruned (seq, seq+5]: advancing over it is refused ...
+	if ok, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq + 5, ObservedRows: 1}); !errors.Is(err, gosync.ErrLogPruned) || ok {
+		t.Fatalf("advance over pruned history: %v, %v; want ErrLogPruned", ok, err)
+	}
+	// ... but a fill from current rows in one REPEATABLE READ snapshot, up
+	// to that snapshot's head, makes a watermark at the horizon provable.
+	if err := pgx.BeginTxFunc(ctx, d.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		ok, err := s.WithTx(tx).AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq + 5, ObservedRows: 1})
+		if err == nil && !ok {
+			err = errors.New("not advanced")
+		}
+		return err
+	}); err != nil {
+		t.Fatalf("advance to the head from current rows: %v", err)
 	}
 	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: cp.OwnerEpoch, Watermark: seq + 5, Sources: []string{"todos"}}); err != nil || r != gosync.ActivationActivated {
 		t.Fatalf("activate at the horizon = %q, %v; want activated", r, err)
@@ -212,6 +236,7 @@ func TestBadArgumentsChangeNothing(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
+	storeTables(t, d, 2, "todos", "lists")
 	if _, err := s.DeclareCheckpoint(ctx, "p", "n", 2); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ func TestConcurrentClaims(t *testing.T) {
 	const claimers = 64
 	ctx := context.Background()
 	d := pgtest.New(t)
+	storeTables(t, d, 2, "todos")
 	if _, err := gosync.New(d.Pool).DeclareCheckpoint(ctx, "p1", "proj", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestConcurrentClaims(t *testing.T) {
 				t.Errorf("stale owner %d advanced: %v, %v", epochs[i], ok, err)
 			}
 			var r string
-			if err := conns[i].QueryRow(ctx, "SELECT sync_activate_checkpoint('p1', 'proj', $1, 0, '{}')", epochs[i]).Scan(&r); err != nil || r != "stale" {
+			if err := conns[i].QueryRow(ctx, "SELECT sync_activate_checkpoint('p1', 'proj', $1, 0, '{todos}')", epochs[i]).Scan(&r); err != nil || r != "stale" {
 				t.Errorf("stale owner %d activation = %q, %v; want stale", epochs[i], r, err)
 			}
 		}(i)
@@ -93,7 +94,7 @@ func TestConcurrentClaims(t *testing.T) {
 	if ok, err := s.AdvanceCheckpoint(ctx, gosync.CheckpointAdvance{Partition: "p1", Name: "proj", OwnerEpoch: claimers, Watermark: 0, ObservedRows: 5}); err != nil || !ok {
 		t.Fatalf("newest owner advance = %v, %v", ok, err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: claimers, Watermark: 0, Sources: nil}); err != nil || r != gosync.ActivationActivated {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "proj", OwnerEpoch: claimers, Watermark: 0, Sources: []string{"todos"}}); err != nil || r != gosync.ActivationActivated {
 		t.Fatalf("newest owner activation = %q, %v", r, err)
 	}
 }

@@ -231,7 +231,7 @@ func TestClaimNextNeverCollides(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
-	mustExec(t, d.Pool, `SELECT sync_install_checkpoints(array_agg('c' || i), array_agg('proj'::text), 2, 1000)
+	mustExec(t, d.Pool, `SELECT sync_install_checkpoints(array_agg('c' || i), array_agg('proj'::text), 2)
 		FROM generate_series(0, 7) i`)
 	const claimers = 12
 	conns := make([]*pgx.Conn, claimers)
@@ -253,7 +253,7 @@ func TestClaimNextNeverCollides(t *testing.T) {
 		go func(i int, c *pgx.Conn) {
 			defer wg.Done()
 			<-start
-			err := c.QueryRow(ctx, `SELECT partition, owner_epoch FROM sync_claim_next_checkpoint('proj', 2, 60000, 2000)`).Scan(&got[i], &epochs[i])
+			err := c.QueryRow(ctx, `SELECT partition, owner_epoch FROM sync_claim_next_checkpoint('proj', 2, 60000)`).Scan(&got[i], &epochs[i])
 			if !errors.Is(err, pgx.ErrNoRows) {
 				errs[i] = err
 			}
@@ -279,10 +279,13 @@ func TestClaimNextNeverCollides(t *testing.T) {
 	}
 	var p string
 	var epoch int64
-	if err := d.Pool.QueryRow(ctx, `SELECT partition, owner_epoch FROM sync_claim_next_checkpoint('proj', 2, 60000, 30000)`).Scan(&p, &epoch); !errors.Is(err, pgx.ErrNoRows) {
+	if err := d.Pool.QueryRow(ctx, `SELECT partition, owner_epoch FROM sync_claim_next_checkpoint('proj', 2, 60000)`).Scan(&p, &epoch); !errors.Is(err, pgx.ErrNoRows) {
 		t.Fatalf("within the lease: claimed %s at epoch %d, %v; want nothing", p, epoch, err)
 	}
-	if err := d.Pool.QueryRow(ctx, `SELECT partition, owner_epoch FROM sync_claim_next_checkpoint('proj', 2, 60000, 62001)`).Scan(&p, &epoch); err != nil || p != "c0" || epoch != 2 {
+	// The lease runs on the database clock: the owners' last stamps moved
+	// 61 s into the past (as the superuser) are owners that stopped 61 s ago.
+	mustExec(t, d.Pool, `UPDATE sync_backfill_checkpoints SET updated_at_ms = updated_at_ms - 61000`)
+	if err := d.Pool.QueryRow(ctx, `SELECT partition, owner_epoch FROM sync_claim_next_checkpoint('proj', 2, 60000)`).Scan(&p, &epoch); err != nil || p != "c0" || epoch != 2 {
 		t.Fatalf("after the lease: claimed %s at epoch %d, %v; want c0 at epoch 2", p, epoch, err)
 	}
 }

@@ -29,7 +29,7 @@ func TestServeGate(t *testing.T) {
 		t.Fatalf("no marker: refusal = %+v, want schema 0 vs 2", r)
 	}
 
-	mustExec(t, d.Pool, `INSERT INTO sync_schema_meta VALUES (1, 2, '{}');
+	mustExec(t, d.Pool, `INSERT INTO sync_schema_meta VALUES (1, 2, '{"todos": []}');
 		INSERT INTO sync_partition_registry VALUES ('p1', 'e1', false, 0)`)
 	for _, c := range []struct {
 		partition, name string
@@ -43,7 +43,7 @@ func TestServeGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "c", OwnerEpoch: cp.OwnerEpoch, Watermark: 0, Sources: nil}); err != nil || r != gosync.ActivationActivated {
+	if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: "p1", Name: "c", OwnerEpoch: cp.OwnerEpoch, Watermark: 0, Sources: []string{"todos"}}); err != nil || r != gosync.ActivationActivated {
 		t.Fatalf("activate = %q, %v", r, err)
 	}
 

@@ -44,9 +44,13 @@ func TestHostileInput(t *testing.T) {
 				if err != nil {
 					t.Fatalf("claim %q: %v", name, err)
 				}
+				// Sources are tables of the stored schema: a marker naming them
+				// for the activation, gone again for the push below.
+				storeTables(t, d, 2, hostileNames...)
 				if r, err := s.ActivateCheckpoint(ctx, gosync.CheckpointActivation{Partition: name, Name: name, OwnerEpoch: claimed.OwnerEpoch, Watermark: 0, Sources: hostileNames}); err != nil || r != gosync.ActivationActivated {
 					t.Fatalf("activate %q with hostile sources: %q, %v", name, r, err)
 				}
+				mustExec(t, d.Pool, `DELETE FROM sync_schema_meta`)
 				// No marker (version 0) and the fence at 2: the push reaches the
 				// database and the fence refuses it, by its rules only.
 				if _, err := s.Push(ctx, name, todoCommit("hostile", 1), gosync.Server{SchemaVersion: 0}); !errors.Is(err, gosync.ErrWriterFenceRejected) {

@@ -122,6 +122,7 @@ func TestRedTeamStaleSnapshotFence(t *testing.T) {
 func TestRedTeamWriterTables(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
+	storeTables(t, d, 1, "todos", "notes")
 	writer := loginAs(t, d, "sync_writer", nil)
 	admin := gosync.New(d.Pool)
 
@@ -227,6 +228,7 @@ func TestRedTeamWriterTables(t *testing.T) {
 func TestRedTeamLifecycleOutOfOrder(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
+	storeTables(t, d, 2, "todos", "other")
 	admin := gosync.New(d.Pool)
 	worker := gosync.New(loginAs(t, d, "sync_backfill", nil))
 	for i := 0; i < 3; i++ {

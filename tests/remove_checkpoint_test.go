@@ -16,7 +16,7 @@ import (
 func TestRemoveCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
-	mustExec(t, d.Pool, `INSERT INTO sync_schema_meta VALUES (1, 2, '{}');
+	mustExec(t, d.Pool, `INSERT INTO sync_schema_meta VALUES (1, 2, '{"todos": []}');
 		SELECT sync_declare_checkpoint('p1', 'typo', 2);
 		SELECT sync_declare_checkpoint('p1', 'done', 2);
 		SELECT sync_claim_checkpoint('p1', 'done', 2);

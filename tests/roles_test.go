@@ -24,6 +24,7 @@ func TestRolePrivileges(t *testing.T) {
 	if _, err := s.DeclareCheckpoint(ctx, "p1", "proj", 2); err != nil {
 		t.Fatal(err)
 	}
+	storeTables(t, d, 2, "todos")
 	mustPush(t, d.Pool, "p2", "todos", 1)
 
 	const (
@@ -46,9 +47,9 @@ func TestRolePrivileges(t *testing.T) {
 		{"lower the fence by installing", `SELECT sync_install_checkpoint('p1', 'lower2', 1)`},
 		{"lower the fence by installing many", `SELECT sync_install_checkpoints('{p1}', '{lower3}', 1)`},
 		{"claim a checkpoint", `SELECT sync_claim_checkpoint('p1', 'proj', 2)`},
-		{"claim the next checkpoint of a fleet", `SELECT * FROM sync_claim_next_checkpoint('proj', 2, 0)`},
+		{"claim the next checkpoint of a fleet", `SELECT * FROM sync_claim_next_checkpoint('proj', 2, 60000)`},
 		{"advance a checkpoint", `SELECT sync_advance_checkpoint('p1', 'proj', 0, 0, 0)`},
-		{"activate a checkpoint", `SELECT sync_activate_checkpoint('p1', 'proj', 0, 0, '{}')`},
+		{"activate a checkpoint", `SELECT sync_activate_checkpoint('p1', 'proj', 0, 0, ARRAY['todos'])`},
 		{"edit a checkpoint directly", `UPDATE sync_backfill_checkpoints SET state = 'activated'`},
 		{"edit the schema marker", `INSERT INTO sync_schema_meta VALUES (1, 9, '{}')`},
 		{"bump the schema", `SELECT sync_begin_schema_change(), sync_set_schema_version(3)`},

@@ -128,7 +128,7 @@ func TestJSONShapes(t *testing.T) {
 	golden(t, "checkpoint_declare", cli(0, "checkpoint", "declare", "--partition", "p1", "--name", "proj", "--version", "2", "--json"))
 	golden(t, "checkpoint_claim", cli(0, "checkpoint", "claim", "--partition", "p1", "--name", "proj", "--version", "2", "--json"))
 	golden(t, "gate_schema", cli(3, "gate", "--partition", "p1", "--running", "2", "--json"))
-	if _, err := d.Pool.Exec(context.Background(), "INSERT INTO sync_schema_meta VALUES (1, 2, '{}')"); err != nil {
+	if _, err := d.Pool.Exec(context.Background(), `INSERT INTO sync_schema_meta VALUES (1, 2, '{"todos": []}')`); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "gate_checkpoint", cli(3, "gate", "--partition", "p1", "--running", "2", "--declared", "p1/proj", "--json"))
@@ -373,7 +373,7 @@ func TestUndoDeclare(t *testing.T) {
 		t.Helper()
 		return invoke(t, append([]string{"--db", d.URL}, args...)...).want(t, code, args...)
 	}
-	if _, err := d.Pool.Exec(context.Background(), "INSERT INTO sync_schema_meta VALUES (1, 2, '{}')"); err != nil {
+	if _, err := d.Pool.Exec(context.Background(), `INSERT INTO sync_schema_meta VALUES (1, 2, '{"todos": []}')`); err != nil {
 		t.Fatal(err)
 	}
 	cli(0, "checkpoint", "declare", "--partition", "p1", "--name", "todos_by_ownr", "--version", "2")

@@ -36,6 +36,51 @@ func (q *Queries) ActivateCheckpoint(ctx context.Context, db DBTX, arg ActivateC
 	return result, err
 }
 
+const advanceBatch = `-- name: AdvanceBatch :many
+SELECT sync_advance_checkpoint($1, $2, $3, $4, $5, NULL)::boolean AS advanced
+ WHERE pg_current_xact_id_if_assigned()::text = $6::text
+`
+
+type AdvanceBatchParams struct {
+	Partition    string
+	Name         string
+	OwnerEpoch   int64
+	Watermark    int64
+	ObservedRows int64
+	Xid          string
+}
+
+// AdvanceBatch is a batch's closing advance, only in the transaction
+// OwnBatch opened: an apply that ended it (COMMIT, ROLLBACK, ROLLBACK AND
+// CHAIN) leaves another transaction, or none, and this returns no row
+// instead of advancing outside the batch.
+func (q *Queries) AdvanceBatch(ctx context.Context, db DBTX, arg AdvanceBatchParams) ([]bool, error) {
+	rows, err := db.Query(ctx, advanceBatch,
+		arg.Partition,
+		arg.Name,
+		arg.OwnerEpoch,
+		arg.Watermark,
+		arg.ObservedRows,
+		arg.Xid,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []bool{}
+	for rows.Next() {
+		var advanced bool
+		if err := rows.Scan(&advanced); err != nil {
+			return nil, err
+		}
+		items = append(items, advanced)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const advanceCheckpoint = `-- name: AdvanceCheckpoint :one
 SELECT sync_advance_checkpoint($1, $2, $3, $4, $5, $6::bigint)::boolean AS advanced
 `
@@ -261,7 +306,8 @@ func (q *Queries) DeclareCheckpoint(ctx context.Context, db DBTX, arg DeclareChe
 
 const ownBatch = `-- name: OwnBatch :one
 SELECT sync_advance_checkpoint($1, $2, $3, $4, $5, NULL)::boolean AS owned,
-       coalesce((SELECT p.horizon_seq FROM sync_partitions p WHERE p.partition = $1), 0)::bigint AS horizon_seq
+       coalesce((SELECT p.horizon_seq FROM sync_partitions p WHERE p.partition = $1), 0)::bigint AS horizon_seq,
+       pg_current_xact_id()::text AS xid
 `
 
 type OwnBatchParams struct {
@@ -275,11 +321,13 @@ type OwnBatchParams struct {
 type OwnBatchRow struct {
 	Owned      bool
 	HorizonSeq int64
+	Xid        string
 }
 
 // OwnBatch opens a backfill batch in one round trip: the no-op CAS at the
-// current watermark that takes the checkpoint row as its owner, and the
-// partition's horizon (changes at or below it are pruned).
+// current watermark that takes the checkpoint row as its owner, the
+// partition's horizon (changes at or below it are pruned) and the batch
+// transaction's id, which AdvanceBatch requires.
 func (q *Queries) OwnBatch(ctx context.Context, db DBTX, arg OwnBatchParams) (OwnBatchRow, error) {
 	row := db.QueryRow(ctx, ownBatch,
 		arg.Partition,
@@ -289,7 +337,7 @@ func (q *Queries) OwnBatch(ctx context.Context, db DBTX, arg OwnBatchParams) (Ow
 		arg.ObservedRows,
 	)
 	var i OwnBatchRow
-	err := row.Scan(&i.Owned, &i.HorizonSeq)
+	err := row.Scan(&i.Owned, &i.HorizonSeq, &i.Xid)
 	return i, err
 }
 

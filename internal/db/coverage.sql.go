@@ -9,6 +9,17 @@ import (
 	"context"
 )
 
+const assertSourceTables = `-- name: AssertSourceTables :exec
+SELECT sync_assert_source_tables($1::text[])
+`
+
+// AssertSourceTables: a backfill's sources are tables of the stored schema
+// (the rule activation applies), checked before anything is claimed.
+func (q *Queries) AssertSourceTables(ctx context.Context, db DBTX, sources []string) error {
+	_, err := db.Exec(ctx, assertSourceTables, sources)
+	return err
+}
+
 const sourceChanges = `-- name: SourceChanges :many
 
 SELECT partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload FROM sync_changes

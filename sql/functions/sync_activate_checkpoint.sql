@@ -8,6 +8,10 @@
 -- watermark). An activation notifies channel sync_checkpoint_activated with
 -- {"partition": ..., "name": ...}, delivered when it commits, so servers
 -- waiting behind a closed gate need not poll.
+--
+-- The sources must be tables of the stored schema, at least one
+-- (sync_assert_source_tables): over no table, or a misspelled one, the
+-- coverage check reads nothing and would certify anything.
 CREATE OR REPLACE FUNCTION sync_activate_checkpoint(
   partition text, name text, owner_epoch bigint, watermark bigint,
   sources text[], now_ms bigint DEFAULT NULL)
@@ -19,12 +23,14 @@ DECLARE
   required integer;
   current sync_backfill_checkpoints;
   coverage text;
+  stamp bigint;
 BEGIN
   PERFORM sync_assert_key('partition', $1);
   PERFORM sync_assert_key('name', $2);
   PERFORM sync_assert_nonnegative('owner_epoch', $3);
   PERFORM sync_assert_nonnegative('watermark', $4);
-  PERFORM sync_assert_sources($5);
+  PERFORM sync_assert_source_tables($5);
+  stamp := sync_assert_now_ms('now_ms', $6);
   PERFORM sync_lock_partition($1);
   SELECT c.* INTO current
     FROM sync_backfill_checkpoints c WHERE c.partition = $1 AND c.name = $2 FOR UPDATE;
@@ -47,7 +53,7 @@ BEGIN
     RETURN CASE coverage WHEN 'changed' THEN 'stale' ELSE 'unverifiable' END;
   END IF;
   UPDATE sync_backfill_checkpoints c
-     SET state = 'activated', updated_at_ms = coalesce($6, sync_now_ms())
+     SET state = 'activated', updated_at_ms = stamp
    WHERE c.partition = $1 AND c.name = $2;
   PERFORM pg_notify('sync_checkpoint_activated', jsonb_build_object('partition', $1, 'name', $2)::text);
   RETURN 'activated';

@@ -1,7 +1,10 @@
 -- Claim a checkpoint for a backfill worker: owner_epoch + 1, `declared`
 -- becomes `backfilling`. The increment is evaluated under the UPDATE's own
 -- row lock, so two claimers never see the same epoch; every older owner's CAS
--- fails from then on.
+-- fails from then on. An epoch is never reused for a (partition, name): the
+-- new one is above sync_checkpoint_epoch_floor too, which
+-- sync_remove_checkpoint raises to every removed row's epoch (a re-declared
+-- row starts again at 0; its old owner's epoch must stay dead).
 --
 -- schema_version must be the declared one and is never re-stamped: a claim
 -- at another version would drop the row from the running version's pending
@@ -16,14 +19,18 @@ AS $$
 DECLARE
   claimed sync_backfill_checkpoints;
   declared_version integer;
+  stamp bigint;
+  floor_epoch bigint;
 BEGIN
   PERFORM sync_assert_key('partition', $1);
   PERFORM sync_assert_key('name', $2);
   PERFORM sync_assert_nonnegative('schema_version', $3, 1);
+  stamp := sync_assert_now_ms('now_ms', $4);
+  SELECT s.last_value INTO floor_epoch FROM sync_checkpoint_epoch_floor s;
   UPDATE sync_backfill_checkpoints c
-     SET owner_epoch = c.owner_epoch + 1,
+     SET owner_epoch = GREATEST(c.owner_epoch, floor_epoch) + 1,
          state = 'backfilling',
-         updated_at_ms = coalesce($4, sync_now_ms())
+         updated_at_ms = stamp
    WHERE c.partition = $1 AND c.name = $2 AND c.state <> 'activated' AND c.schema_version = $3
   RETURNING c.* INTO claimed;
   IF NOT FOUND THEN

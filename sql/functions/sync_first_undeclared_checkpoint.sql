@@ -27,31 +27,39 @@ AS $$
 #variable_conflict use_column
 DECLARE
   p_version ALIAS FOR $1;
-  pending_name text := '';
+  pending_name text;
   found_partition text;
+  more boolean;
 BEGIN
   PERFORM sync_assert_nonnegative('schema_version', p_version);
   PERFORM sync_assert_declarations($2, $3, $4);
-  LOOP
+  -- The first name is read without a lower bound: a checkpoint named ''
+  -- (adopted rows skip sync_assert_key) sorts first and must be seen.
+  SELECT c.name INTO pending_name FROM sync_pending_checkpoints c
+   WHERE c.schema_version = p_version
+   ORDER BY c.name LIMIT 1;
+  more := FOUND;
+  WHILE more LOOP
+    IF NOT pending_name = ANY ($2) THEN
+      -- The name as a range, not an equality: with name = $n, the generic
+      -- plan (plpgsql's, after five calls) may read the primary key in
+      -- partition order filtering on name — a scan of every partition when
+      -- the undeclared name is rare. (name, partition) order only the pending
+      -- index gives.
+      SELECT c.partition INTO found_partition FROM sync_pending_checkpoints c
+       WHERE c.schema_version = p_version AND c.name >= pending_name AND c.name <= pending_name
+         AND c.partition NOT IN (SELECT d.p FROM unnest($3, $4) AS d(p, n) WHERE d.n = pending_name)
+       ORDER BY c.name, c.partition LIMIT 1;
+      IF FOUND AND (checkpoint_partition IS NULL
+                    OR (found_partition, pending_name) < (checkpoint_partition, checkpoint_name)) THEN
+        checkpoint_partition := found_partition;
+        checkpoint_name := pending_name;
+      END IF;
+    END IF;
     SELECT c.name INTO pending_name FROM sync_pending_checkpoints c
      WHERE c.schema_version = p_version AND c.name > pending_name
      ORDER BY c.name LIMIT 1;
-    EXIT WHEN NOT FOUND;
-    CONTINUE WHEN pending_name = ANY ($2);
-    -- The name as a range, not an equality: with name = $n, the generic
-    -- plan (plpgsql's, after five calls) may read the primary key in
-    -- partition order filtering on name — a scan of every partition when
-    -- the undeclared name is rare. (name, partition) order only the pending
-    -- index gives.
-    SELECT c.partition INTO found_partition FROM sync_pending_checkpoints c
-     WHERE c.schema_version = p_version AND c.name >= pending_name AND c.name <= pending_name
-       AND c.partition NOT IN (SELECT d.p FROM unnest($3, $4) AS d(p, n) WHERE d.n = pending_name)
-     ORDER BY c.name, c.partition LIMIT 1;
-    IF FOUND AND (checkpoint_partition IS NULL
-                  OR (found_partition, pending_name) < (checkpoint_partition, checkpoint_name)) THEN
-      checkpoint_partition := found_partition;
-      checkpoint_name := pending_name;
-    END IF;
+    more := FOUND;
   END LOOP;
 END;
 $$;

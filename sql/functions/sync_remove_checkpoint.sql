@@ -7,6 +7,16 @@
 -- gate has served on it); a missing one is
 -- sync.storage.checkpoint_not_declared. A worker still filling a removed
 -- checkpoint loses its next advance (the CAS finds no row).
+--
+-- The removed row's owner_epoch is remembered: sync_checkpoint_epoch_floor
+-- is raised to it (sequences are not rolled back, so a removal that rolls
+-- back only leaves the floor higher, which is harmless), and every later
+-- claim and declare starts above the floor, so the old owner's epoch never
+-- becomes valid again on a re-declared row. Removals serialize on a SHARE
+-- ROW EXCLUSIVE lock of sync_schema_meta (no push or gate writes the
+-- marker; declares take ROW EXCLUSIVE before reading the floor), so the
+-- read-then-raise of the floor never lowers it and no declare reads it
+-- before it is raised.
 CREATE OR REPLACE FUNCTION sync_remove_checkpoint(partition text, name text)
 RETURNS SETOF sync_backfill_checkpoints
 LANGUAGE plpgsql
@@ -18,6 +28,7 @@ DECLARE
 BEGIN
   PERFORM sync_assert_key('partition', $1);
   PERFORM sync_assert_key('name', $2);
+  LOCK TABLE sync_schema_meta IN SHARE ROW EXCLUSIVE MODE;
   DELETE FROM sync_backfill_checkpoints c
    WHERE c.partition = $1 AND c.name = $2 AND c.state <> 'activated'
   RETURNING c.* INTO removed;
@@ -28,6 +39,9 @@ BEGIN
     END IF;
     RAISE EXCEPTION 'sync.storage.checkpoint_not_declared'
       USING DETAIL = format('no checkpoint %L in partition %L', $2, $1);
+  END IF;
+  IF removed.owner_epoch > (SELECT s.last_value FROM sync_checkpoint_epoch_floor s) THEN
+    PERFORM setval('sync_checkpoint_epoch_floor', removed.owner_epoch);
   END IF;
   RETURN NEXT removed;
 END;

@@ -11,11 +11,21 @@ SELECT * FROM sync_claim_checkpoint(@partition, @name, @schema_version, sqlc.nar
 SELECT sync_advance_checkpoint(@partition, @name, @owner_epoch, @watermark, @observed_rows, sqlc.narg('now_ms')::bigint)::boolean AS advanced;
 
 -- OwnBatch opens a backfill batch in one round trip: the no-op CAS at the
--- current watermark that takes the checkpoint row as its owner, and the
--- partition's horizon (changes at or below it are pruned).
+-- current watermark that takes the checkpoint row as its owner, the
+-- partition's horizon (changes at or below it are pruned) and the batch
+-- transaction's id, which AdvanceBatch requires.
 -- name: OwnBatch :one
 SELECT sync_advance_checkpoint(@partition, @name, @owner_epoch, @watermark, @observed_rows, NULL)::boolean AS owned,
-       coalesce((SELECT p.horizon_seq FROM sync_partitions p WHERE p.partition = @partition), 0)::bigint AS horizon_seq;
+       coalesce((SELECT p.horizon_seq FROM sync_partitions p WHERE p.partition = @partition), 0)::bigint AS horizon_seq,
+       pg_current_xact_id()::text AS xid;
+
+-- AdvanceBatch is a batch's closing advance, only in the transaction
+-- OwnBatch opened: an apply that ended it (COMMIT, ROLLBACK, ROLLBACK AND
+-- CHAIN) leaves another transaction, or none, and this returns no row
+-- instead of advancing outside the batch.
+-- name: AdvanceBatch :many
+SELECT sync_advance_checkpoint(@partition, @name, @owner_epoch, @watermark, @observed_rows, NULL)::boolean AS advanced
+ WHERE pg_current_xact_id_if_assigned()::text = @xid::text;
 
 -- name: ActivateCheckpoint :one
 SELECT sync_activate_checkpoint(@partition, @name, @owner_epoch, @watermark, @sources::text[], sqlc.narg('now_ms')::bigint)::text AS result;

@@ -12,3 +12,8 @@ SELECT sync_source_coverage_seq(@partition, @sources::text[])::bigint AS seq;
 
 -- name: SourceChangesAbove :one
 SELECT sync_source_changes_above(@partition, @sources::text[], @seq)::text AS result;
+
+-- AssertSourceTables: a backfill's sources are tables of the stored schema
+-- (the rule activation applies), checked before anything is claimed.
+-- name: AssertSourceTables :exec
+SELECT sync_assert_source_tables(@sources::text[]);

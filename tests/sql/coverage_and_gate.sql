@@ -30,14 +30,14 @@ SELECT is(sync_source_changes_above('p1', ARRAY['todos'], 8), 'clean', 'at the h
 -- The serve gate.
 SELECT results_eq($$SELECT * FROM sync_serve_gate('p1', 2)$$,
   $$VALUES (0::bigint, NULL::text, '[]'::jsonb)$$, 'empty: version 0, unregistered, nothing pending');
-INSERT INTO sync_schema_meta VALUES (1, 2, '{}');
+INSERT INTO sync_schema_meta VALUES (1, 2, '{"todos": [], "lists": []}');
 INSERT INTO sync_partition_registry VALUES ('p1', 'epoch-1', false, 0);
 SELECT sync_declare_checkpoint('p2', 'b', 2);
 SELECT sync_declare_checkpoint('p1', 'a', 2);
 SELECT sync_declare_checkpoint('p0', 'later', 3);
-SELECT sync_declare_checkpoint('p1', 'done', 2);
-SELECT sync_claim_checkpoint('p1', 'done', 2);
-SELECT sync_activate_checkpoint('p1', 'done', 1, 0, '{}');
+SELECT sync_declare_checkpoint('p4', 'done', 2);
+SELECT sync_claim_checkpoint('p4', 'done', 2);
+SELECT sync_activate_checkpoint('p4', 'done', 1, 0, ARRAY['lists']);
 SELECT results_eq($$SELECT * FROM sync_serve_gate('p1', 2)$$,
   $$VALUES (2::bigint, 'epoch-1'::text, '[{"partition": "p1", "name": "a"}, {"partition": "p2", "name": "b"}]'::jsonb)$$,
   'gate: stored version, epoch, pending of the running version ordered by partition, name');

@@ -3,11 +3,16 @@
 BEGIN;
 SELECT plan(23);
 
-SELECT lives_ok($$SELECT sync_declare_checkpoint('p1', 'a', 3, 5)$$, 'an existing declaration at version 3');
-SELECT is(sync_install_checkpoints(ARRAY['p1', 'p1', 'p2', 'p3', 'p3'], ARRAY['a', 'b', 'a', 'a', 'a'], 2, 1000), 3,
+-- now_ms arguments must be within 5 minutes of the database clock: the
+-- times below are offsets from two minutes before this transaction began.
+CREATE FUNCTION pg_temp.t(offset_ms bigint) RETURNS bigint LANGUAGE sql STABLE
+  AS $$ SELECT floor(extract(epoch FROM transaction_timestamp()) * 1000)::bigint - 120000 + offset_ms $$;
+
+SELECT lives_ok($$SELECT sync_declare_checkpoint('p1', 'a', 3, pg_temp.t(5))$$, 'an existing declaration at version 3');
+SELECT is(sync_install_checkpoints(ARRAY['p1', 'p1', 'p2', 'p3', 'p3'], ARRAY['a', 'b', 'a', 'a', 'a'], 2, pg_temp.t(1000)), 3,
   'returns how many were newly declared (existing rows and repeats are not)');
 SELECT results_eq($$SELECT partition, name, schema_version, state, updated_at_ms FROM sync_backfill_checkpoints ORDER BY 1, 2$$,
-  $$VALUES ('p1'::text, 'a'::text, 3, 'declared'::text, 5::bigint), ('p1', 'b', 2, 'declared', 1000), ('p2', 'a', 2, 'declared', 1000), ('p3', 'a', 2, 'declared', 1000)$$,
+  $$VALUES ('p1'::text, 'a'::text, 3, 'declared'::text, pg_temp.t(5)), ('p1', 'b', 2, 'declared', pg_temp.t(1000)), ('p2', 'a', 2, 'declared', pg_temp.t(1000)), ('p3', 'a', 2, 'declared', pg_temp.t(1000))$$,
   'new rows declared; an existing row is never re-declared');
 SELECT results_eq($$SELECT partition, required_writer_version FROM sync_writer_fence ORDER BY 1$$,
   $$VALUES ('p1'::text, 3), ('p2', 2), ('p3', 2)$$, 'fences raised, never lowered (p1 stays at 3)');
@@ -43,7 +48,7 @@ SELECT is((SELECT (SELECT string_agg(format('%s', c), ',' ORDER BY partition, na
       || (SELECT string_agg(format('%s', f), ',' ORDER BY partition) FROM sync_writer_fence f)
       || (SELECT string_agg(format('%s', p), ',' ORDER BY partition) FROM sync_partitions p)),
   (SELECT state FROM before), 'single: refused calls changed nothing');
-SELECT lives_ok($$SELECT sync_install_checkpoint('p2', 'c', 1, 7)$$, 'single: a lower version ...');
+SELECT lives_ok($$SELECT sync_install_checkpoint('p2', 'c', 1, pg_temp.t(7))$$, 'single: a lower version ...');
 SELECT results_eq($$SELECT schema_version FROM sync_backfill_checkpoints WHERE partition = 'p2' AND name = 'c'$$,
   $$VALUES (4)$$, '... never re-declares an existing row ...');
 SELECT is((SELECT required_writer_version FROM sync_writer_fence WHERE partition = 'p2'), 4, '... nor lowers the fence');

@@ -4,8 +4,15 @@
 BEGIN;
 SELECT plan(31);
 
+-- now_ms arguments must be within 5 minutes of the database clock: the
+-- times below are offsets from two minutes before this transaction began.
+CREATE FUNCTION pg_temp.t(offset_ms bigint) RETURNS bigint LANGUAGE sql STABLE
+  AS $$ SELECT floor(extract(epoch FROM transaction_timestamp()) * 1000)::bigint - 120000 + offset_ms $$;
+
+-- The stored schema: activation checks against its tables.
+INSERT INTO sync_schema_meta VALUES (1, 2, '{"todos": [{"name": "id", "type": "text", "nullable": false}]}');
 -- p1's head at 10 (a restored log, triggers off for the bulk load).
-SELECT sync_declare_checkpoint('p1', 'proj', 2, 1000);
+SELECT sync_declare_checkpoint('p1', 'proj', 2, pg_temp.t(1000));
 SET LOCAL session_replication_role = replica;
 UPDATE sync_partitions SET max_commit_seq = 10 WHERE partition = 'p1';
 SET LOCAL session_replication_role = origin;
@@ -16,7 +23,7 @@ CREATE TEMP TABLE snap AS SELECT * FROM proj;
 
 -- A declared row has no owner: nobody advances or activates it.
 SELECT is(sync_advance_checkpoint('p1', 'proj', 0, 3, 3), false, 'advance of a never-claimed row (epoch 0) returns false');
-SELECT is(sync_activate_checkpoint('p1', 'proj', 0, 0, '{}'), 'stale', 'activate of a never-claimed row (epoch 0) is stale');
+SELECT is(sync_activate_checkpoint('p1', 'proj', 0, 0, ARRAY['todos']), 'stale', 'activate of a never-claimed row (epoch 0) is stale');
 SELECT set_eq('SELECT * FROM proj', 'SELECT * FROM snap', '... and the declared row is unchanged');
 
 -- Claim never changes schema_version.
@@ -26,8 +33,8 @@ SELECT ok((SELECT count(*) FROM sync_serve_gate('p1', 2), jsonb_array_elements(p
   '... so the checkpoint stays pending for the running version');
 SELECT set_eq('SELECT * FROM proj', 'SELECT * FROM snap', '... and the row is unchanged');
 
-SELECT is((SELECT owner_epoch FROM sync_claim_checkpoint('p1', 'proj', 2, 2000)), 1::bigint, 'claim at the declared version: epoch 1');
-SELECT is(sync_advance_checkpoint('p1', 'proj', 1, 5, 5, 3000), true, 'the owner advances to 5');
+SELECT is((SELECT owner_epoch FROM sync_claim_checkpoint('p1', 'proj', 2, pg_temp.t(2000))), 1::bigint, 'claim at the declared version: epoch 1');
+SELECT is(sync_advance_checkpoint('p1', 'proj', 1, 5, 5, pg_temp.t(3000)), true, 'the owner advances to 5');
 DELETE FROM snap; INSERT INTO snap SELECT * FROM proj;
 
 -- Advance: owner only, never down, never past the head.
@@ -40,16 +47,16 @@ SELECT throws_ok($$SELECT sync_advance_checkpoint('p1', 'proj', 1, 11, 11)$$, '2
 SELECT set_eq('SELECT * FROM proj', 'SELECT * FROM snap', '... and the row is unchanged');
 
 -- Activate exactly at the stored watermark, by the owner.
-SELECT is(sync_activate_checkpoint('p1', 'proj', 1, 3, '{}'), 'stale', 'activation below the stored watermark is stale');
-SELECT is(sync_activate_checkpoint('p1', 'proj', 1, 7, '{}'), 'stale', 'activation above the stored watermark is stale');
-SELECT is(sync_activate_checkpoint('p1', 'proj', 2, 5, '{}'), 'stale', 'activation by a non-owner is stale');
+SELECT is(sync_activate_checkpoint('p1', 'proj', 1, 3, ARRAY['todos']), 'stale', 'activation below the stored watermark is stale');
+SELECT is(sync_activate_checkpoint('p1', 'proj', 1, 7, ARRAY['todos']), 'stale', 'activation above the stored watermark is stale');
+SELECT is(sync_activate_checkpoint('p1', 'proj', 2, 5, ARRAY['todos']), 'stale', 'activation by a non-owner is stale');
 SELECT set_eq('SELECT * FROM proj', 'SELECT * FROM snap', '... and the row is unchanged');
-SELECT is(sync_activate_checkpoint('p1', 'proj', 1, 5, '{}', 4000), 'activated', 'the owner activates at the stored watermark');
+SELECT is(sync_activate_checkpoint('p1', 'proj', 1, 5, ARRAY['todos'], pg_temp.t(4000)), 'activated', 'the owner activates at the stored watermark');
 DELETE FROM snap; INSERT INTO snap SELECT * FROM proj;
 
 -- Activated is final.
 SELECT is(sync_advance_checkpoint('p1', 'proj', 1, 9, 9), false, 'advance after activation returns false');
-SELECT is(sync_activate_checkpoint('p1', 'proj', 1, 5, '{}'), 'stale', 'a second activation is stale');
+SELECT is(sync_activate_checkpoint('p1', 'proj', 1, 5, ARRAY['todos']), 'stale', 'a second activation is stale');
 SELECT throws_ok($$SELECT sync_claim_checkpoint('p1', 'proj', 2)$$, 'P0001', 'sync.storage.checkpoint_not_declared',
   'an activated row cannot be claimed');
 SELECT set_eq('SELECT * FROM proj', 'SELECT * FROM snap', '... and the activated row is unchanged');

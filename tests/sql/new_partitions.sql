@@ -6,6 +6,11 @@
 BEGIN;
 SELECT plan(28);
 
+-- now_ms arguments must be within 5 minutes of the database clock: the
+-- times below are offsets from two minutes before this transaction began.
+CREATE FUNCTION pg_temp.t(offset_ms bigint) RETURNS bigint LANGUAGE sql STABLE
+  AS $$ SELECT floor(extract(epoch FROM transaction_timestamp()) * 1000)::bigint - 120000 + offset_ms $$;
+
 SELECT is((SELECT count(*) FROM sync_all_partition_checkpoints), 1::bigint, 'the declarations row always exists ...');
 SELECT is((SELECT cardinality(names) FROM sync_all_partition_checkpoints), 0, '... and declares nothing at first');
 SELECT lives_ok($$INSERT INTO sync_partitions VALUES ('before', 0, 0)$$, 'a partition before any declaration ...');
@@ -27,15 +32,15 @@ SELECT is((SELECT (SELECT string_agg(format('%s', c), ',' ORDER BY partition, na
           (SELECT state FROM before), 'refused installs change nothing');
 
 SELECT lives_ok($$SELECT sync_begin_schema_change()$$, 'the migration lock');
-SELECT is(sync_install_all_partitions('{proj, other}', 2, 1000), 2, 'every existing partition: one row per name');
+SELECT is(sync_install_all_partitions('{proj, other}', 2, pg_temp.t(1000)), 2, 'every existing partition: one row per name');
 SELECT results_eq($$SELECT names, schema_versions, updated_at_ms FROM sync_all_partition_checkpoints$$,
-  $$VALUES ('{other,proj}'::text[], '{2,2}'::integer[], 1000::bigint)$$, 'the declaration is recorded');
+  $$VALUES ('{other,proj}'::text[], '{2,2}'::integer[], pg_temp.t(1000))$$, 'the declaration is recorded');
 SELECT results_eq($$SELECT partition, name, state FROM sync_backfill_checkpoints ORDER BY 1, 2$$,
   $$VALUES ('before'::text, 'other'::text, 'declared'::text), ('before', 'proj', 'declared')$$,
   'an existing partition gets them declared, for a backfill');
-SELECT is(sync_install_all_partitions('{proj}', 1, 2000), 0, 'a lower version of a known name ...');
+SELECT is(sync_install_all_partitions('{proj}', 1, pg_temp.t(2000)), 0, 'a lower version of a known name ...');
 SELECT is((SELECT schema_versions FROM sync_all_partition_checkpoints), '{2,2}'::integer[], '... does not lower it');
-SELECT is(sync_install_all_partitions('{third}', 3, 3000), 1, 'a later version adds its name');
+SELECT is(sync_install_all_partitions('{third}', 3, pg_temp.t(3000)), 1, 'a later version adds its name');
 
 SELECT lives_ok($$INSERT INTO sync_partitions VALUES ('later', 0, 0)$$, 'a partition created later ...');
 SELECT is((SELECT required_writer_version FROM sync_writer_fence WHERE partition = 'later'), 3, '... is fenced at the highest declared version ...');

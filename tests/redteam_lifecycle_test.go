@@ -65,6 +65,7 @@ func TestRedTeamClockBounds(t *testing.T) {
 	storeTables(t, d, 2, "todos")
 	admin := loginAs(t, d, "sync_admin", nil)
 	worker := loginAs(t, d, "sync_backfill", nil)
+	writer := loginAs(t, d, "sync_writer", nil)
 	mustExec(t, d.Pool, `SELECT sync_declare_checkpoint('p1', 'proj', 2); SELECT sync_declare_checkpoint('p2', 'proj', 2)`)
 	mustExec(t, worker, `SELECT sync_claim_checkpoint('p2', 'proj', 2)`)
 
@@ -80,6 +81,8 @@ func TestRedTeamClockBounds(t *testing.T) {
 		{"claim next", worker, `SELECT sync_claim_next_checkpoint('proj', 2, 60000, $1)`},
 		{"advance", worker, `SELECT sync_advance_checkpoint('p2', 'proj', 1, 0, 0, $1)`},
 		{"activate", worker, `SELECT sync_activate_checkpoint('p2', 'proj', 1, 0, '{todos}', $1)`},
+		{"touch partition", writer, `SELECT sync_touch_partition('p1', NULL, $1)`},
+		{"rotate log epoch", admin, `SELECT sync_rotate_log_epoch('p1', NULL, $1)`},
 	}
 	for _, stamp := range []string{"db + 1 year", "2^63 - 1", "-1", "db - 10 minutes"} {
 		var value int64

@@ -16,7 +16,7 @@ BEGIN
   DELETE FROM sync_clients c WHERE c.partition = $1;
   RETURN QUERY
     INSERT INTO sync_partition_registry AS r (partition, log_epoch, epoch_required, last_authenticated_at_ms)
-    VALUES ($1, coalesce($2, gen_random_uuid()::text), true, coalesce($3, sync_now_ms()))
+    VALUES ($1, coalesce($2, gen_random_uuid()::text), true, sync_assert_now_ms('now_ms', $3))
     ON CONFLICT (partition) DO UPDATE
       SET log_epoch = EXCLUDED.log_epoch, epoch_required = true,
           last_authenticated_at_ms = EXCLUDED.last_authenticated_at_ms

@@ -1,6 +1,8 @@
 -- Register a partition on first use with its first log epoch (a fresh UUID
 -- unless one is given) and stamp its last authentication; an existing
--- partition keeps its epoch. Returns the registry row.
+-- partition keeps its epoch. now_ms is bounded like every clock argument
+-- (sync_assert_now_ms): a stamp years ahead would read as a live session
+-- forever. Returns the registry row.
 CREATE OR REPLACE FUNCTION sync_touch_partition(partition text, log_epoch text DEFAULT NULL, now_ms bigint DEFAULT NULL)
 RETURNS SETOF sync_partition_registry
 LANGUAGE plpgsql
@@ -14,7 +16,7 @@ BEGIN
   END IF;
   RETURN QUERY
     INSERT INTO sync_partition_registry AS r (partition, log_epoch, epoch_required, last_authenticated_at_ms)
-    VALUES ($1, coalesce($2, gen_random_uuid()::text), false, coalesce($3, sync_now_ms()))
+    VALUES ($1, coalesce($2, gen_random_uuid()::text), false, sync_assert_now_ms('now_ms', $3))
     ON CONFLICT (partition) DO UPDATE SET last_authenticated_at_ms = EXCLUDED.last_authenticated_at_ms
     RETURNING r.*;
 END;

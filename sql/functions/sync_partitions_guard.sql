@@ -13,13 +13,15 @@
 -- watermark and below clients' cursors. So a touch is the owner's alone
 -- (a fence raise in sync_install_checkpoints, a horizon raise in
 -- sync_prune_log: SECURITY DEFINER, they run as the owner); any other role
--- is refused. When the owner touches a head that has no commit, the
--- partition's fence row is rewritten in the same (sub)transaction, and the
--- fence refuses a commit whose partition row and fence row versions come
--- from one (sub)transaction (a savepoint's ROLLBACK TO undoes both). Without
--- a fence row (a prune of an undeclared partition) there is nothing to mark
--- with, and the touch is refused. A head that has its commit (or is at or
--- below the horizon) cannot be filled: no mark is needed.
+-- is refused. Members of the owner, superusers included, count as the
+-- owner: they could switch the trigger off anyway. When the owner touches a
+-- head that has no commit, the partition's fence row is rewritten in the
+-- same (sub)transaction, and the fence refuses a commit whose partition row
+-- and fence row versions come from one (sub)transaction (ROLLBACK TO a
+-- savepoint undoes both). Without a fence row (a prune of an undeclared
+-- partition) there is nothing to mark with, and the touch is refused. A
+-- head that has its commit (or is at or below the horizon) cannot be
+-- filled: no mark is needed.
 --
 -- The triggers fire it only through their WHEN conditions, so a legal
 -- allocation pays no function call.
@@ -33,8 +35,14 @@ BEGIN
      AND NEW.max_commit_seq OPERATOR(pg_catalog.=) OLD.max_commit_seq
      AND NEW.horizon_seq OPERATOR(pg_catalog.>=) OLD.horizon_seq
      AND NEW.horizon_seq OPERATOR(pg_catalog.<=) NEW.max_commit_seq THEN
+    -- The owner: of the table, or of this trigger's function (whom the
+    -- SECURITY DEFINER functions of the same migration run as).
     IF NOT (SELECT pg_catalog.pg_has_role(CURRENT_USER, c.relowner, 'USAGE')
-              FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) TG_RELID) THEN
+                   OR pg_catalog.pg_has_role(CURRENT_USER, f.proowner, 'USAGE')
+              FROM pg_catalog.pg_trigger t
+              JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.tgrelid
+              JOIN pg_catalog.pg_proc f ON f.oid OPERATOR(pg_catalog.=) t.tgfoid
+             WHERE t.tgrelid OPERATOR(pg_catalog.=) TG_RELID AND t.tgname OPERATOR(pg_catalog.=) TG_NAME) THEN
       RAISE EXCEPTION 'sync.storage.partition_seq_rejected'
         USING ERRCODE = 'check_violation',
               DETAIL = pg_catalog.format('partition %L: an update that leaves max_commit_seq at %s allocates nothing (a touch); only the owner''s functions write the row without allocating (a fence or horizon raise), and %s is not the owner',

@@ -33,8 +33,14 @@ BEGIN
      AND NEW.max_commit_seq OPERATOR(pg_catalog.=) OLD.max_commit_seq
      AND NEW.horizon_seq OPERATOR(pg_catalog.>=) OLD.horizon_seq
      AND NEW.horizon_seq OPERATOR(pg_catalog.<=) NEW.max_commit_seq THEN
+    -- The owner: of the table, or of this trigger's function (whom the
+    -- SECURITY DEFINER functions of the same migration run as).
     IF NOT (SELECT pg_catalog.pg_has_role(CURRENT_USER, c.relowner, 'USAGE')
-              FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) TG_RELID) THEN
+                   OR pg_catalog.pg_has_role(CURRENT_USER, f.proowner, 'USAGE')
+              FROM pg_catalog.pg_trigger t
+              JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.tgrelid
+              JOIN pg_catalog.pg_proc f ON f.oid OPERATOR(pg_catalog.=) t.tgfoid
+             WHERE t.tgrelid OPERATOR(pg_catalog.=) TG_RELID AND t.tgname OPERATOR(pg_catalog.=) TG_NAME) THEN
       RAISE EXCEPTION 'sync.storage.partition_seq_rejected'
         USING ERRCODE = 'check_violation',
               DETAIL = pg_catalog.format('partition %L: an update that leaves max_commit_seq at %s allocates nothing (a touch); only the owner''s functions write the row without allocating (a fence or horizon raise), and %s is not the owner',

@@ -195,7 +195,9 @@ func TestRedTeamTouchFillsHole(t *testing.T) {
 // without allocating (the fence raise of a declare or a bump, the horizon
 // raise of a prune; they run as the owner, which may), then appends a commit
 // at the empty head in the same transaction (or in a savepoint after it).
-// Refused under every isolation level; nothing changes. A prune of a
+// Refused under every isolation level; nothing changes. (The raise in a
+// savepoint rolled back is a control: ROLLBACK TO undoes the touch, so the
+// row version is the hole's again; it held before 00016 too.) A prune of a
 // partition without a fence row, whose head has no commit, is itself
 // refused (nothing to mark the transaction with).
 func TestRedTeamAdminWriterFillsHole(t *testing.T) {
@@ -206,17 +208,20 @@ func TestRedTeamAdminWriterFillsHole(t *testing.T) {
 	type attack struct {
 		name, raise string
 		declared    bool // the partition has a fence row before the attack
-		savepoint   bool
+		savepoint   bool // SAVEPOINT after the raise ("rollback": ROLLBACK TO one taken before it)
+		rollback    bool
 		want        string
 	}
 	attacks := []attack{
-		{"declare (fence raise), then fill", `SELECT sync_declare_checkpoint($1, 'proj', 2)`, false, false, "sync.storage.commit_not_at_head"},
-		{"declare, savepoint, then fill", `SELECT sync_declare_checkpoint($1, 'proj', 2)`, false, true, "sync.storage.commit_not_at_head"},
-		{"bump install over a declared partition, then fill", `SELECT sync_install_checkpoints(ARRAY[$1::text], '{proj2}', 2)`, true, false, "sync.storage.commit_not_at_head"},
-		{"re-declare at the same version, then fill", `SELECT sync_install_checkpoint($1, 'proj', 2)`, true, false, "sync.storage.commit_not_at_head"},
-		{"prune (fenced partition), then fill", `SELECT sync_prune_log($1, 1)`, true, false, "sync.storage.commit_not_at_head"},
-		{"prune (fenced partition), savepoint, then fill", `SELECT sync_prune_log($1, 1)`, true, true, "sync.storage.commit_not_at_head"},
-		{"prune (no fence row), then fill", `SELECT sync_prune_log($1, 1)`, false, false, "sync.storage.partition_seq_rejected"},
+		{"declare (fence raise), then fill", `SELECT sync_declare_checkpoint($1, 'proj', 2)`, false, false, false, "sync.storage.commit_not_at_head"},
+		{"declare, savepoint, then fill", `SELECT sync_declare_checkpoint($1, 'proj', 2)`, false, true, false, "sync.storage.commit_not_at_head"},
+		{"declare in a savepoint rolled back, then fill", `SELECT sync_declare_checkpoint($1, 'proj', 2)`, false, false, true, "sync.storage.commit_not_at_head"},
+		{"bump install over a declared partition, then fill", `SELECT sync_install_checkpoints(ARRAY[$1::text], '{proj2}', 2)`, true, false, false, "sync.storage.commit_not_at_head"},
+		{"re-declare at the same version, then fill", `SELECT sync_install_checkpoint($1, 'proj', 2)`, true, false, false, "sync.storage.commit_not_at_head"},
+		{"prune (fenced partition), then fill", `SELECT sync_prune_log($1, 1)`, true, false, false, "sync.storage.commit_not_at_head"},
+		{"prune (fenced partition), savepoint, then fill", `SELECT sync_prune_log($1, 1)`, true, true, false, "sync.storage.commit_not_at_head"},
+		{"prune (fenced partition) in a savepoint rolled back, then fill", `SELECT sync_prune_log($1, 1)`, true, false, true, "sync.storage.commit_not_at_head"},
+		{"prune (no fence row), then fill", `SELECT sync_prune_log($1, 1)`, false, false, false, "sync.storage.partition_seq_rejected"},
 	}
 	n := 0
 	for _, iso := range isoLevels {
@@ -231,11 +236,19 @@ func TestRedTeamAdminWriterFillsHole(t *testing.T) {
 				hole := makeHole(t, writer, partition)
 				before := attackState(t, d)
 				err := pgx.BeginTxFunc(ctx, both, pgx.TxOptions{IsoLevel: iso}, func(tx pgx.Tx) error {
-					if _, err := tx.Exec(ctx, a.raise, partition); err != nil {
-						return err
-					}
+					steps := []string{a.raise}
 					if a.savepoint {
-						if _, err := tx.Exec(ctx, "SAVEPOINT s"); err != nil {
+						steps = append(steps, "SAVEPOINT s")
+					}
+					if a.rollback {
+						steps = []string{"SAVEPOINT s", a.raise, "ROLLBACK TO SAVEPOINT s"}
+					}
+					for _, step := range steps {
+						var args []any
+						if step == a.raise {
+							args = append(args, partition)
+						}
+						if _, err := tx.Exec(ctx, step, args...); err != nil {
 							return err
 						}
 					}
@@ -260,6 +273,23 @@ func TestRedTeamAdminWriterFillsHole(t *testing.T) {
 		if seq != hole+1 {
 			t.Fatalf("push after the declare at %d, want %d", seq, hole+1)
 		}
+		// Decided: a push in the transaction that raised the partition's
+		// fence is refused (the fence row and the partition row versions
+		// are one transaction's); it pushes in a transaction of its own.
+		before := attackState(t, d)
+		err := pgx.BeginFunc(ctx, both, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT sync_declare_checkpoint('ok', 'proj3', 3)`); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `SELECT sync_append_commit('ok', 'c', 'same-tx', 'a', 0, 3, '{todos}', '{r}', '{1}', '{1}', '{"{}"}', '{NULL}')`)
+			return err
+		})
+		if !errors.Is(gosync.MapError(err), gosync.ErrCommitNotAtHead) && !errors.Is(err, gosync.ErrCommitNotAtHead) {
+			t.Fatalf("push in the declaring transaction: err = %v, want ErrCommitNotAtHead", err)
+		}
+		if after := attackState(t, d); after != before {
+			t.Fatalf("the refused push changed the database:\nbefore %s\nafter  %s", before, after)
+		}
 		if err := pgx.BeginFunc(ctx, both, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT sync_prune_log('ok', 1)`); err != nil {
 				return err
@@ -283,10 +313,15 @@ func TestRedTeamSchemaOwnerReplacesHelper(t *testing.T) {
 	d := pgtest.New(t)
 	writer := loginAs(t, d, "sync_writer", nil)
 	dbo, dboName := multiLogin(t, d, "dbo", "sync_writer")
+	// Postgres 15's default: public belongs to pg_database_owner, i.e. to
+	// whoever owns the database.
 	owner := queryOne[string](t, d.Pool, `SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'public'`)
-	mustExec(t, d.Pool, "ALTER SCHEMA public OWNER TO "+pgx.Identifier{dboName}.Sanitize())
+	dbOwner := queryOne[string](t, d.Pool, `SELECT datdba::regrole::text FROM pg_database WHERE datname = current_database()`)
+	database := pgx.Identifier{d.Name}.Sanitize()
+	mustExec(t, d.Pool, "ALTER SCHEMA public OWNER TO pg_database_owner")
+	mustExec(t, d.Pool, "ALTER DATABASE "+database+" OWNER TO "+pgx.Identifier{dboName}.Sanitize())
 	t.Cleanup(func() { // before the role's DROP OWNED
-		_, _ = d.Pool.Exec(context.Background(), "ALTER SCHEMA public OWNER TO "+owner)
+		_, _ = d.Pool.Exec(context.Background(), "ALTER DATABASE "+database+" OWNER TO "+dbOwner+"; ALTER SCHEMA public OWNER TO "+owner)
 	})
 
 	seedPartition(t, writer, "p1")

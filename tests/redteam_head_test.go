@@ -210,18 +210,21 @@ func TestRedTeamAdminWriterFillsHole(t *testing.T) {
 		declared    bool // the partition has a fence row before the attack
 		savepoint   bool // SAVEPOINT after the raise ("rollback": ROLLBACK TO one taken before it)
 		rollback    bool
+		after       []string // more statements between the raise and the fill ($1: the partition)
 		want        string
 	}
 	attacks := []attack{
-		{"declare (fence raise), then fill", `SELECT sync_declare_checkpoint($1, 'proj', 2)`, false, false, false, "sync.storage.commit_not_at_head"},
-		{"declare, savepoint, then fill", `SELECT sync_declare_checkpoint($1, 'proj', 2)`, false, true, false, "sync.storage.commit_not_at_head"},
-		{"declare in a savepoint rolled back, then fill", `SELECT sync_declare_checkpoint($1, 'proj', 2)`, false, false, true, "sync.storage.commit_not_at_head"},
-		{"bump install over a declared partition, then fill", `SELECT sync_install_checkpoints(ARRAY[$1::text], '{proj2}', 2)`, true, false, false, "sync.storage.commit_not_at_head"},
-		{"re-declare at the same version, then fill", `SELECT sync_install_checkpoint($1, 'proj', 2)`, true, false, false, "sync.storage.commit_not_at_head"},
-		{"prune (fenced partition), then fill", `SELECT sync_prune_log($1, 1)`, true, false, false, "sync.storage.commit_not_at_head"},
-		{"prune (fenced partition), savepoint, then fill", `SELECT sync_prune_log($1, 1)`, true, true, false, "sync.storage.commit_not_at_head"},
-		{"prune (fenced partition) in a savepoint rolled back, then fill", `SELECT sync_prune_log($1, 1)`, true, false, true, "sync.storage.commit_not_at_head"},
-		{"prune (no fence row), then fill", `SELECT sync_prune_log($1, 1)`, false, false, false, "sync.storage.partition_seq_rejected"},
+		{"declare (fence raise), then fill", `SELECT sync_declare_checkpoint($1, 'proj', 2)`, false, false, false, nil, "sync.storage.commit_not_at_head"},
+		{"declare, savepoint, then fill", `SELECT sync_declare_checkpoint($1, 'proj', 2)`, false, true, false, nil, "sync.storage.commit_not_at_head"},
+		{"declare in a savepoint rolled back, then fill", `SELECT sync_declare_checkpoint($1, 'proj', 2)`, false, false, true, nil, "sync.storage.commit_not_at_head"},
+		{"bump install over a declared partition, then fill", `SELECT sync_install_checkpoints(ARRAY[$1::text], '{proj2}', 2)`, true, false, false, nil, "sync.storage.commit_not_at_head"},
+		{"re-declare at the same version, then fill", `SELECT sync_install_checkpoint($1, 'proj', 2)`, true, false, false, nil, "sync.storage.commit_not_at_head"},
+		{"prune (fenced partition), then fill", `SELECT sync_prune_log($1, 1)`, true, false, false, nil, "sync.storage.commit_not_at_head"},
+		{"prune (fenced partition), savepoint, then fill", `SELECT sync_prune_log($1, 1)`, true, true, false, nil, "sync.storage.commit_not_at_head"},
+		{"prune (fenced partition) in a savepoint rolled back, then fill", `SELECT sync_prune_log($1, 1)`, true, false, true, nil, "sync.storage.commit_not_at_head"},
+		{"declare, an allocation rolled back to a savepoint, then fill", `SELECT sync_declare_checkpoint($1, 'proj', 2)`, false, false, false,
+			[]string{"SAVEPOINT s", "UPDATE sync_partitions SET max_commit_seq = max_commit_seq + 1 WHERE partition = $1", "ROLLBACK TO SAVEPOINT s"}, "sync.storage.commit_not_at_head"},
+		{"prune (no fence row), then fill", `SELECT sync_prune_log($1, 1)`, false, false, false, nil, "sync.storage.partition_seq_rejected"},
 	}
 	n := 0
 	for _, iso := range isoLevels {
@@ -243,9 +246,10 @@ func TestRedTeamAdminWriterFillsHole(t *testing.T) {
 					if a.rollback {
 						steps = []string{"SAVEPOINT s", a.raise, "ROLLBACK TO SAVEPOINT s"}
 					}
+					steps = append(steps, a.after...)
 					for _, step := range steps {
 						var args []any
-						if step == a.raise {
+						if strings.Contains(step, "$1") {
 							args = append(args, partition)
 						}
 						if _, err := tx.Exec(ctx, step, args...); err != nil {
@@ -273,9 +277,11 @@ func TestRedTeamAdminWriterFillsHole(t *testing.T) {
 		if seq != hole+1 {
 			t.Fatalf("push after the declare at %d, want %d", seq, hole+1)
 		}
-		// Decided: a push in the transaction that raised the partition's
-		// fence is refused (the fence row and the partition row versions
-		// are one transaction's); it pushes in a transaction of its own.
+		// Decided: a push in the (sub)transaction that wrote the partition's
+		// fence row (a declare that raised it) is refused: the partition
+		// row version cannot tell its allocation from the declare's touch.
+		// After a SAVEPOINT, or in a transaction of its own, it passes.
+		hole = makeHole(t, writer, "ok")
 		before := attackState(t, d)
 		err := pgx.BeginFunc(ctx, both, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT sync_declare_checkpoint('ok', 'proj3', 3)`); err != nil {
@@ -284,17 +290,39 @@ func TestRedTeamAdminWriterFillsHole(t *testing.T) {
 			_, err := tx.Exec(ctx, `SELECT sync_append_commit('ok', 'c', 'same-tx', 'a', 0, 3, '{todos}', '{r}', '{1}', '{1}', '{"{}"}', '{NULL}')`)
 			return err
 		})
-		if !errors.Is(gosync.MapError(err), gosync.ErrCommitNotAtHead) && !errors.Is(err, gosync.ErrCommitNotAtHead) {
+		if !errors.Is(gosync.MapError(err), gosync.ErrCommitNotAtHead) {
 			t.Fatalf("push in the declaring transaction: err = %v, want ErrCommitNotAtHead", err)
 		}
 		if after := attackState(t, d); after != before {
 			t.Fatalf("the refused push changed the database:\nbefore %s\nafter  %s", before, after)
 		}
+		var seqs []int64
+		if err := pgx.BeginFunc(ctx, both, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT sync_declare_checkpoint('ok', 'proj3', 3)`); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `SAVEPOINT push`); err != nil {
+				return err
+			}
+			for _, id := range []string{"after-savepoint-1", "after-savepoint-2"} { // two allocations in one transaction
+				var seq int64
+				if err := tx.QueryRow(ctx, `SELECT (sync_append_commit('ok', 'c', $1, 'a', 0, 3, '{todos}', '{r}', '{1}', '{1}', '{"{}"}', '{NULL}') ->> 'commitSeq')::bigint`, id).Scan(&seq); err != nil {
+					return err
+				}
+				seqs = append(seqs, seq)
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("declare, savepoint, push: %v", err)
+		}
+		if len(seqs) != 2 || seqs[0] != hole+1 || seqs[1] != hole+2 {
+			t.Fatalf("pushes after the declare at %v, want [%d %d]", seqs, hole+1, hole+2)
+		}
 		if err := pgx.BeginFunc(ctx, both, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT sync_prune_log('ok', 1)`); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `SELECT sync_append_commit('ok', 'c', 'after-prune', 'a', 0, 2, '{todos}', '{r}', '{1}', '{1}', '{"{}"}', '{NULL}')`)
+			_, err := tx.Exec(ctx, `SELECT sync_append_commit('ok', 'c', 'after-prune', 'a', 0, 3, '{todos}', '{r}', '{1}', '{1}', '{"{}"}', '{NULL}')`)
 			return err
 		}); err != nil {
 			t.Fatalf("prune then push in one transaction (head has its commit): %v", err)

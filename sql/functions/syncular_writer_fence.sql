@@ -15,8 +15,11 @@
 --    same (sub)transaction, so "partition row and fence row versions from one
 --    (sub)transaction" (p.xmin = f.xmin) is refused here. That is also why a
 --    push in the (sub)transaction that raised the partition's fence is
---    refused: push in its own transaction. Back-dated, far-future and
---    unallocated commits are refused.
+--    refused: push in its own transaction (or after a SAVEPOINT: that
+--    allocation is another subtransaction's version). The fence row only
+--    the owner writes, so no lower role can undo the mark (ROLLBACK TO
+--    undoes the touch with it). Back-dated, far-future and unallocated
+--    commits are refused.
 --
 -- Why this is also the REPEATABLE READ fix: a fence raise writes the
 -- partition row (sync_install_checkpoint), and the allocation is an UPDATE

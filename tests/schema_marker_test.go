@@ -330,11 +330,11 @@ func TestServeGateStillInlines(t *testing.T) {
 }
 
 // TestReplacingMigrationsDownRestore: each migration that replaces landed
-// functions (00014, 00015) has a Down that leaves the catalog exactly as
+// functions (00014, 00015, 00016) has a Down that leaves the catalog exactly as
 // the previous version did — function bodies, SECURITY DEFINER, pinned
 // paths, grants and views — and Up again gives its own.
 func TestReplacingMigrationsDownRestore(t *testing.T) {
-	for _, version := range []int64{14, 15} {
+	for _, version := range []int64{14, 15, 16} {
 		t.Run(fmt.Sprintf("%05d", version), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()

@@ -44,6 +44,12 @@ BEGIN
     RAISE EXCEPTION 'invalid argument: every row id must be a non-empty string of at most 512 characters'
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
+  -- Upstream's op codes (the change trigger refuses any other for every
+  -- writer; this names the argument first). One array expression, no query.
+  IF NOT $9 <@ '{1,2}'::smallint[] THEN
+    RAISE EXCEPTION 'invalid argument: every op must be 1 (upsert) or 2 (delete)'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
   IF EXISTS (SELECT 1 FROM unnest($10) v WHERE v < 0) THEN
     RAISE EXCEPTION 'invalid argument: row versions must be NULL or at least 0'
       USING ERRCODE = 'invalid_parameter_value';

@@ -1,10 +1,27 @@
 -- The sequence rules of sync_partitions, for every role: max_commit_seq only
--- moves up by one (an allocation) or stays (a lock or a fence raise), the
--- horizon never falls and never passes the head, a partition is never
--- renamed, and a new row starts at seq 0 or 1 with horizon 0. A writer may
--- UPDATE max_commit_seq (the upstream allocation statement), so without this
--- it could jump the head far ahead (a backfill chasing an endless empty
--- range) or move it back under existing commits.
+-- moves up by one (an allocation) or stays, the horizon never falls and
+-- never passes the head, a partition is never renamed, and a new row starts
+-- at seq 0 or 1 with horizon 0. A writer may UPDATE max_commit_seq (the
+-- upstream allocation statement), so without this it could jump the head
+-- far ahead (a backfill chasing an endless empty range) or move it back
+-- under existing commits.
+--
+-- A write that leaves max_commit_seq as it is (a "touch") is not an
+-- allocation, but it makes the row version this transaction's, which is
+-- what the fence reads as "allocated here": a seq left without a commit (a
+-- hole at the head) would be filled late, at or below an activated
+-- watermark and below clients' cursors. So a touch is the owner's alone
+-- (a fence raise in sync_install_checkpoints, a horizon raise in
+-- sync_prune_log: SECURITY DEFINER, they run as the owner); any other role
+-- is refused. Members of the owner, superusers included, count as the
+-- owner: they could switch the trigger off anyway. When the owner touches a
+-- head that has no commit, the partition's fence row is rewritten in the
+-- same (sub)transaction, and the fence refuses a commit whose partition row
+-- and fence row versions come from one (sub)transaction (ROLLBACK TO a
+-- savepoint undoes both). Without a fence row (a prune of an undeclared
+-- partition) there is nothing to mark with, and the touch is refused. A
+-- head that has its commit (or is at or below the horizon) cannot be
+-- filled: no mark is needed.
 --
 -- The triggers fire it only through their WHEN conditions, so a legal
 -- allocation pays no function call.
@@ -13,12 +30,47 @@ RETURNS trigger
 LANGUAGE plpgsql
 AS $$
 BEGIN
+  IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
+     AND NEW.partition OPERATOR(pg_catalog.=) OLD.partition
+     AND NEW.max_commit_seq OPERATOR(pg_catalog.=) OLD.max_commit_seq
+     AND NEW.horizon_seq OPERATOR(pg_catalog.>=) OLD.horizon_seq
+     AND NEW.horizon_seq OPERATOR(pg_catalog.<=) NEW.max_commit_seq THEN
+    -- The owner: of the table, or of this trigger's function (whom the
+    -- SECURITY DEFINER functions of the same migration run as).
+    IF NOT (SELECT pg_catalog.pg_has_role(CURRENT_USER, c.relowner, 'USAGE')
+                   OR pg_catalog.pg_has_role(CURRENT_USER, f.proowner, 'USAGE')
+              FROM pg_catalog.pg_trigger t
+              JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.tgrelid
+              JOIN pg_catalog.pg_proc f ON f.oid OPERATOR(pg_catalog.=) t.tgfoid
+             WHERE t.tgrelid OPERATOR(pg_catalog.=) TG_RELID AND t.tgname OPERATOR(pg_catalog.=) TG_NAME) THEN
+      RAISE EXCEPTION 'sync.storage.partition_seq_rejected'
+        USING ERRCODE = 'check_violation',
+              DETAIL = pg_catalog.format('partition %L: an update that leaves max_commit_seq at %s allocates nothing (a touch); only the owner''s functions write the row without allocating (a fence or horizon raise), and %s is not the owner',
+                                         NEW.partition, NEW.max_commit_seq, CURRENT_USER),
+              HINT = 'Allocate a seq with max_commit_seq = max_commit_seq + 1; lock the row with SELECT ... FOR UPDATE (sync_lock_partition).';
+    END IF;
+    IF NEW.max_commit_seq OPERATOR(pg_catalog.>) NEW.horizon_seq
+       AND NOT EXISTS (SELECT 1 FROM sync_commits c
+                        WHERE c.partition OPERATOR(pg_catalog.=) NEW.partition
+                          AND c.commit_seq OPERATOR(pg_catalog.=) NEW.max_commit_seq) THEN
+      UPDATE sync_writer_fence f SET required_writer_version = f.required_writer_version
+       WHERE f.partition OPERATOR(pg_catalog.=) NEW.partition;
+      IF NOT FOUND THEN
+        RAISE EXCEPTION 'sync.storage.partition_seq_rejected'
+          USING ERRCODE = 'check_violation',
+                DETAIL = pg_catalog.format('partition %L: its head %s has no commit (a seq allocated by a transaction that committed none), and a write of the partition row that allocates nothing would let this transaction fill it; the partition has no fence row to mark that with',
+                                           NEW.partition, NEW.max_commit_seq),
+                HINT = 'Push to the partition first (the next commit moves the head past the empty seq), or prune through the head.';
+      END IF;
+    END IF;
+    RETURN NEW;
+  END IF;
   RAISE EXCEPTION 'sync.storage.partition_seq_rejected'
     USING ERRCODE = 'check_violation',
-          DETAIL = format('partition %L: max_commit_seq %s -> %s, horizon_seq %s -> %s (%s); allocations add 1, the horizon only rises through sync_prune_log',
+          DETAIL = pg_catalog.format('partition %L: max_commit_seq %s -> %s, horizon_seq %s -> %s (%s); allocations add 1, the horizon only rises through sync_prune_log',
                           NEW.partition,
-                          CASE WHEN TG_OP = 'UPDATE' THEN OLD.max_commit_seq::text ELSE 'new' END, NEW.max_commit_seq,
-                          CASE WHEN TG_OP = 'UPDATE' THEN OLD.horizon_seq::text ELSE 'new' END, NEW.horizon_seq,
+                          CASE WHEN TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN OLD.max_commit_seq::pg_catalog.text ELSE 'new' END, NEW.max_commit_seq,
+                          CASE WHEN TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN OLD.horizon_seq::pg_catalog.text ELSE 'new' END, NEW.horizon_seq,
                           TG_OP);
 END;
 $$;

@@ -6,6 +6,10 @@
 -- 32-bit xmin relative to the current transaction's id: its savepoints are
 -- numbered at or above it, anything older is not this transaction.
 --
+-- The row triggers (syncular_writer_fence, sync_changes_follow_commit) do
+-- not call it: they carry this expression written out, so replacing or
+-- dropping this function (its schema's owner can) switches no rule off.
+--
 -- A single-expression SQL function with no SET clause, so the planner
 -- inlines it into the calling query; every name is qualified with
 -- pg_catalog because it runs on the caller's search_path. CASE keeps

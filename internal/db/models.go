@@ -99,6 +99,16 @@ type SyncCommit struct {
 	WriterVersion  *int64
 }
 
+type SyncInstalledCatalog struct {
+	Kind       string
+	Object     string
+	Owner      *string
+	Acl        []string
+	Definition *string
+	State      *string
+	RecordedAt time.Time
+}
+
 type SyncPartition struct {
 	Partition    string
 	MaxCommitSeq int64

@@ -99,11 +99,19 @@ BEGIN
   IF NOT FOUND OR cardinality(declared.names) = 0 THEN
     RETURN NULL;
   END IF;
-  INSERT INTO sync_writer_fence AS f (partition, required_writer_version)
-  SELECT NEW.partition, max(v.v) FROM unnest(declared.schema_versions) AS v(v)
-  ON CONFLICT (partition) DO UPDATE
-    SET required_writer_version = EXCLUDED.required_writer_version
-    WHERE f.required_writer_version < EXCLUDED.required_writer_version;
+  -- In a block of its own, so a subtransaction: the head rule reads a fence
+  -- row written by the same (sub)transaction as the partition row as an
+  -- owner's touch (syncular_writer_fence: p.xmin = f.xmin), and this is the
+  -- creator's own allocation, which must stay pushable.
+  BEGIN
+    INSERT INTO sync_writer_fence AS f (partition, required_writer_version)
+    SELECT NEW.partition, max(v.v) FROM unnest(declared.schema_versions) AS v(v)
+    ON CONFLICT (partition) DO UPDATE
+      SET required_writer_version = EXCLUDED.required_writer_version
+      WHERE f.required_writer_version < EXCLUDED.required_writer_version;
+  EXCEPTION WHEN OTHERS THEN
+    RAISE;
+  END;
   SELECT f.required_writer_version INTO required FROM sync_writer_fence f WHERE f.partition = NEW.partition;
   SELECT c.* INTO below FROM sync_commits c
    WHERE c.partition = NEW.partition AND (c.writer_version IS NULL OR c.writer_version < required)

@@ -17,14 +17,17 @@ import (
 var createFunction = regexp.MustCompile(`(?m)^CREATE OR REPLACE FUNCTION ([a-z_]+)\(`)
 
 // TestMigratedFunctionsAreCanonical proves the migrated database runs exactly
-// the bodies in sql/functions/: re-applying every canonical file inside a
-// transaction changes no function definition and adds none, and every
-// function of the schema has a canonical file.
+// the functions in sql/functions/, hardening included: re-applying every
+// canonical file inside a transaction, after every function's SECURITY
+// DEFINER, SET clauses and grants were scrambled, restores every function
+// definition (body, SECURITY DEFINER, pinned search_path) and every grant as
+// migrated, and adds none; and every function of the schema has a canonical
+// file.
 func TestMigratedFunctionsAreCanonical(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
-	migrated := dumpCatalog(t, d.Pool, "functions")
+	migrated := functionDefinitions(t, d.Pool)
 
 	files, err := fs.Glob(sqlfiles.Functions(), "*.sql")
 	if err != nil || len(files) == 0 {
@@ -36,6 +39,19 @@ func TestMigratedFunctionsAreCanonical(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
+	// Scramble what CREATE OR REPLACE keeps (grants) and what it resets
+	// (SECURITY DEFINER, SET), so only the canonical files can restore them.
+	if _, err := tx.Exec(ctx, `DO $$
+		DECLARE f regprocedure;
+		BEGIN
+		  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace LOOP
+		    EXECUTE format('ALTER FUNCTION %s SECURITY INVOKER', f);
+		    EXECUTE format('ALTER FUNCTION %s RESET ALL', f);
+		    EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin', f);
+		  END LOOP;
+		END $$`); err != nil {
+		t.Fatal(err)
+	}
 	var schema string // as the migration writes it in: quote_ident(current_schema())
 	if err := tx.QueryRow(ctx, "SELECT quote_ident(current_schema())").Scan(&schema); err != nil {
 		t.Fatal(err)
@@ -48,25 +64,23 @@ func TestMigratedFunctionsAreCanonical(t *testing.T) {
 		for _, m := range createFunction.FindAllStringSubmatch(string(body), -1) {
 			canonical[m[1]] = true
 		}
-		// The fence trigger names its tables by schema, written in at
-		// migration time (see syncular_writer_fence.sql).
+		// Triggers name their tables by schema and every function pins
+		// its path with the schema, written in at migration time.
 		sql := strings.ReplaceAll(string(body), "@extschema@", schema)
 		if _, err := tx.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
 			t.Fatalf("apply %s: %v", f, err)
 		}
 	}
-	rows, err := tx.Query(ctx, catalogQueries["functions"])
-	if err != nil {
-		t.Fatal(err)
+	reapplied := functionDefinitions(t, tx)
+	for name, def := range migrated {
+		if reapplied[name] != def {
+			t.Errorf("function %s as migrated differs from sql/functions:\n%s", name, lineDiff(def, reapplied[name]))
+		}
 	}
-	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The bodies must match; the privileges and the pinned search_path
-	// come from the roles migration's ALTERs (tested in roles_test.go).
-	if reapplied := strings.Join(defs, "\n"); withoutSecurity(reapplied) != withoutSecurity(migrated) {
-		t.Fatalf("migrated functions differ from sql/functions:\n%s", lineDiff(migrated, reapplied))
+	for name := range reapplied {
+		if _, ok := migrated[name]; !ok {
+			t.Errorf("sql/functions adds %s, which the migrations do not create", name)
+		}
 	}
 
 	var inDB []string
@@ -82,17 +96,32 @@ func TestMigratedFunctionsAreCanonical(t *testing.T) {
 	}
 }
 
-// withoutSecurity drops the SECURITY DEFINER and SET search_path clauses
-// from pg_get_functiondef output.
-func withoutSecurity(defs string) string {
-	var out []string
-	for _, line := range strings.Split(defs, "\n") {
-		if strings.HasPrefix(line, " SET search_path") {
-			continue
-		}
-		if line = strings.Replace(line, " SECURITY DEFINER", "", 1); line != "" {
-			out = append(out, line)
-		}
+// functionDefinitions is every function of the schema as the canonical files
+// state it, by signature: its definition, then one line per grant to a role
+// other than its owner.
+func functionDefinitions(t *testing.T, q rowsQuerier) map[string]string {
+	t.Helper()
+	rows, err := q.Query(context.Background(), `
+	SELECT p.oid::regprocedure::text, pg_get_functiondef(p.oid) || coalesce((
+	         SELECT string_agg(E'\nEXECUTE TO ' || CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END, ''
+	                           ORDER BY CASE WHEN a.grantee = 0 THEN '' ELSE pg_get_userbyid(a.grantee) END)
+	           FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+	          WHERE a.grantee <> p.proowner AND a.privilege_type = 'EXECUTE'), '')
+	  FROM pg_proc p
+	 WHERE p.pronamespace = current_schema()::regnamespace`)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return strings.Join(out, "\n")
+	defs := map[string]string{}
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			t.Fatal(err)
+		}
+		defs[name] = def
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return defs
 }

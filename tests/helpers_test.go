@@ -675,8 +675,14 @@ func tableRows(t *testing.T, pool *pgxpool.Pool, cols map[string][]string) strin
 	return b.String()
 }
 
+// rowsQuerier runs a query returning rows: a pool, a connection or a transaction.
+type rowsQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // queryLines runs a query of one text column and joins its rows.
-func queryLines(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) string {
+
+func queryLines(t *testing.T, pool rowsQuerier, sql string, args ...any) string {
 	t.Helper()
 	rows, err := pool.Query(context.Background(), sql, args...)
 	if err != nil {

@@ -17,6 +17,8 @@ CREATE OR REPLACE FUNCTION sync_activate_checkpoint(
   sources text[], now_ms bigint DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -59,3 +61,5 @@ BEGIN
   RETURN 'activated';
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_activate_checkpoint(text,text,bigint,bigint,text[],bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_activate_checkpoint(text,text,bigint,bigint,text[],bigint) TO sync_admin, sync_backfill;

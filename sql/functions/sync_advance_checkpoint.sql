@@ -23,6 +23,8 @@ CREATE OR REPLACE FUNCTION sync_advance_checkpoint(
   observed_rows bigint, now_ms bigint DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -65,3 +67,5 @@ BEGIN
   RETURN true;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_advance_checkpoint(text,text,bigint,bigint,bigint,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_advance_checkpoint(text,text,bigint,bigint,bigint,bigint) TO sync_admin, sync_backfill;

@@ -14,6 +14,7 @@ CREATE OR REPLACE FUNCTION sync_append_commit(
   scopes jsonb[], payloads bytea[])
 RETURNS jsonb
 LANGUAGE plpgsql
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -85,3 +86,5 @@ BEGIN
   RETURN stored || '{"replayed": false}'::jsonb;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_append_commit(text,text,text,text,bigint,bigint,text[],text[],smallint[],bigint[],jsonb[],bytea[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_append_commit(text,text,text,text,bigint,bigint,text[],text[],smallint[],bigint[],jsonb[],bytea[]) TO sync_writer;

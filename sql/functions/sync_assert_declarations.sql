@@ -11,6 +11,7 @@ CREATE OR REPLACE FUNCTION sync_assert_declarations(
 RETURNS boolean
 LANGUAGE plpgsql
 IMMUTABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 BEGIN
   IF $1 IS NULL OR $2 IS NULL OR $3 IS NULL OR cardinality($2) <> cardinality($3)
@@ -22,3 +23,5 @@ BEGIN
   RETURN true;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_assert_declarations(text[],text[],text[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_assert_declarations(text[],text[],text[]) TO sync_reader;

@@ -6,6 +6,7 @@ CREATE OR REPLACE FUNCTION sync_assert_key(label text, value text)
 RETURNS boolean
 LANGUAGE plpgsql
 IMMUTABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 BEGIN
   IF value IS NULL OR value = '' THEN
@@ -19,3 +20,5 @@ BEGIN
   RETURN true;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_assert_key(text,text) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_assert_key(text,text) TO sync_reader;

@@ -4,6 +4,7 @@ CREATE OR REPLACE FUNCTION sync_assert_nonnegative(label text, value bigint, min
 RETURNS boolean
 LANGUAGE plpgsql
 IMMUTABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 BEGIN
   IF value IS NULL OR value < min_value THEN
@@ -13,3 +14,5 @@ BEGIN
   RETURN true;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_assert_nonnegative(text,bigint,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_assert_nonnegative(text,bigint,bigint) TO sync_reader;

@@ -8,6 +8,7 @@ CREATE OR REPLACE FUNCTION sync_assert_now_ms(label text, value bigint)
 RETURNS bigint
 LANGUAGE plpgsql
 VOLATILE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 DECLARE
   db_now bigint := sync_now_ms();
@@ -22,3 +23,5 @@ BEGIN
   RETURN value;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_assert_now_ms(text,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_assert_now_ms(text,bigint) TO sync_reader;

@@ -8,6 +8,7 @@ CREATE OR REPLACE FUNCTION sync_assert_source_tables(sources text[])
 RETURNS boolean
 LANGUAGE plpgsql
 STABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 DECLARE
   stored text;
@@ -39,3 +40,5 @@ BEGIN
   RETURN true;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_assert_source_tables(text[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_assert_source_tables(text[]) TO sync_reader;

@@ -4,6 +4,7 @@ CREATE OR REPLACE FUNCTION sync_assert_sources(sources text[])
 RETURNS boolean
 LANGUAGE plpgsql
 IMMUTABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 DECLARE
   source text;
@@ -18,3 +19,5 @@ BEGIN
   RETURN true;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_assert_sources(text[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_assert_sources(text[]) TO sync_reader;

@@ -14,6 +14,8 @@
 CREATE OR REPLACE FUNCTION sync_begin_schema_change()
 RETURNS void
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 DECLARE
   holders text;
@@ -41,3 +43,5 @@ BEGIN
   END;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_begin_schema_change() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_begin_schema_change() TO sync_admin;

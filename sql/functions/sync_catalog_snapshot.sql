@@ -22,6 +22,7 @@ CREATE OR REPLACE FUNCTION sync_catalog_snapshot()
 RETURNS TABLE (kind text, object text, owner text, acl text[], definition text, state text)
 LANGUAGE sql
 STABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
   WITH RECURSIVE schema AS (
     SELECT c.relnamespace AS oid,
@@ -93,3 +94,5 @@ AS $$
          CASE WHEN r.rolcanlogin THEN 'login' ELSE 'nologin' END
     FROM members m JOIN pg_roles r ON r.oid = m.oid
 $$;
+REVOKE ALL ON FUNCTION sync_catalog_snapshot() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_catalog_snapshot() TO sync_reader;

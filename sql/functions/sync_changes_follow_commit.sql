@@ -57,3 +57,4 @@ BEGIN
   RETURN NULL;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_changes_follow_commit() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;

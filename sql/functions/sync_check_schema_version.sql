@@ -25,6 +25,7 @@ CREATE OR REPLACE FUNCTION sync_check_schema_version(schema_version bigint, layo
 RETURNS text
 LANGUAGE plpgsql
 STABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -118,3 +119,5 @@ BEGIN
   RETURN 'same';
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_check_schema_version(bigint,text) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_check_schema_version(bigint,text) TO sync_reader;

@@ -14,6 +14,8 @@ CREATE OR REPLACE FUNCTION sync_claim_checkpoint(
 RETURNS SETOF sync_backfill_checkpoints
 LANGUAGE plpgsql
 ROWS 1
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -48,3 +50,5 @@ BEGIN
   RETURN NEXT claimed;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_claim_checkpoint(text,text,integer,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_claim_checkpoint(text,text,integer,bigint) TO sync_admin, sync_backfill;

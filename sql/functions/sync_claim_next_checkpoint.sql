@@ -19,6 +19,8 @@ CREATE OR REPLACE FUNCTION sync_claim_next_checkpoint(
 RETURNS SETOF sync_backfill_checkpoints
 LANGUAGE plpgsql
 ROWS 1
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -55,3 +57,5 @@ BEGIN
   END LOOP;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_claim_next_checkpoint(text,integer,bigint,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_claim_next_checkpoint(text,integer,bigint,bigint) TO sync_admin, sync_backfill;

@@ -6,6 +6,8 @@ CREATE OR REPLACE FUNCTION sync_declare_checkpoint(
 RETURNS SETOF sync_backfill_checkpoints
 LANGUAGE plpgsql
 ROWS 1
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
@@ -14,3 +16,5 @@ BEGIN
     SELECT c.* FROM sync_backfill_checkpoints c WHERE c.partition = $1 AND c.name = $2;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_declare_checkpoint(text,text,integer,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_declare_checkpoint(text,text,integer,bigint) TO sync_admin;

@@ -23,6 +23,7 @@ CREATE OR REPLACE FUNCTION sync_first_undeclared_checkpoint(
   OUT checkpoint_partition text, OUT checkpoint_name text)
 LANGUAGE plpgsql
 STABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -63,3 +64,5 @@ BEGIN
   END LOOP;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_first_undeclared_checkpoint(integer,text[],text[],text[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_first_undeclared_checkpoint(integer,text[],text[],text[]) TO sync_reader;

@@ -21,6 +21,8 @@
 CREATE OR REPLACE FUNCTION sync_install_all_partitions(names text[], schema_version integer, now_ms bigint DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -72,3 +74,5 @@ BEGIN
     $2, stamp);
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_install_all_partitions(text[],integer,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_install_all_partitions(text[],integer,bigint) TO sync_admin;

@@ -11,8 +11,12 @@ CREATE OR REPLACE FUNCTION sync_install_checkpoint(
   partition text, name text, schema_version integer, now_ms bigint DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 BEGIN
   PERFORM sync_install_checkpoints(ARRAY[$1], ARRAY[$2], $3, $4);
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_install_checkpoint(text,text,integer,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_install_checkpoint(text,text,integer,bigint) TO sync_admin;

@@ -22,6 +22,8 @@ CREATE OR REPLACE FUNCTION sync_install_checkpoints(
   partitions text[], names text[], schema_version integer, now_ms bigint DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -65,3 +67,5 @@ BEGIN
   RETURN installed;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_install_checkpoints(text[],text[],integer,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_install_checkpoints(text[],text[],integer,bigint) TO sync_admin;

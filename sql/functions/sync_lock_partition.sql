@@ -6,6 +6,7 @@ CREATE OR REPLACE FUNCTION sync_lock_partition(partition text)
 RETURNS SETOF sync_partitions
 LANGUAGE plpgsql
 ROWS 1
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -18,3 +19,5 @@ BEGIN
     SELECT p.* FROM sync_partitions p WHERE p.partition = p_partition FOR UPDATE;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_lock_partition(text) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_lock_partition(text) TO sync_writer;

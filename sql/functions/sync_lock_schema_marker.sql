@@ -13,6 +13,8 @@
 CREATE OR REPLACE FUNCTION sync_lock_schema_marker()
 RETURNS bigint
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 DECLARE
   version bigint;
@@ -22,3 +24,5 @@ BEGIN
   RETURN coalesce(version, 0);
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_lock_schema_marker() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_lock_schema_marker() TO sync_writer;

@@ -4,6 +4,9 @@ CREATE OR REPLACE FUNCTION sync_now_ms()
 RETURNS bigint
 LANGUAGE sql
 STABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
   SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
 $$;
+REVOKE ALL ON FUNCTION sync_now_ms() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_now_ms() TO sync_reader;

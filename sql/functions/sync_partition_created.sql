@@ -29,6 +29,8 @@
 CREATE OR REPLACE FUNCTION sync_partition_created()
 RETURNS trigger
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 DECLARE
   declared sync_all_partition_checkpoints;
@@ -73,3 +75,4 @@ BEGIN
   RETURN NULL;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_partition_created() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;

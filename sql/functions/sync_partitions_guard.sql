@@ -28,6 +28,7 @@
 CREATE OR REPLACE FUNCTION sync_partitions_guard()
 RETURNS trigger
 LANGUAGE plpgsql
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 BEGIN
   IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
@@ -74,3 +75,4 @@ BEGIN
                           TG_OP);
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_partitions_guard() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;

@@ -6,6 +6,8 @@
 CREATE OR REPLACE FUNCTION sync_prune_log(partition text, through_seq bigint)
 RETURNS bigint
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -27,3 +29,5 @@ BEGIN
   RETURN locked.horizon_seq;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_prune_log(text,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_prune_log(text,bigint) TO sync_admin;

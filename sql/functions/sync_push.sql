@@ -25,6 +25,7 @@ CREATE OR REPLACE FUNCTION sync_push(
   OUT refusal text, OUT stored_schema_version bigint,
   OUT checkpoint_partition text, OUT checkpoint_name text, OUT result jsonb)
 LANGUAGE plpgsql
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -60,3 +61,5 @@ BEGIN
   result := sync_append_commit($1, $7, $8, $9, $10, $2, $11, $12, $13, $14, $15, $16);
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_push(text,integer,text,text[],text[],text[],text,text,text,bigint,text[],text[],smallint[],bigint[],jsonb[],bytea[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_push(text,integer,text,text[],text[],text[],text,text,text,bigint,text[],text[],smallint[],bigint[],jsonb[],bytea[]) TO sync_writer;

@@ -8,6 +8,7 @@
 CREATE OR REPLACE FUNCTION sync_record_installed_catalog()
 RETURNS integer
 LANGUAGE plpgsql
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 DECLARE
   recorded integer;
@@ -21,3 +22,4 @@ BEGIN
   RETURN recorded;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_record_installed_catalog() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;

@@ -21,6 +21,8 @@ CREATE OR REPLACE FUNCTION sync_remove_checkpoint(partition text, name text)
 RETURNS SETOF sync_backfill_checkpoints
 LANGUAGE plpgsql
 ROWS 1
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -46,3 +48,5 @@ BEGIN
   RETURN NEXT removed;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_remove_checkpoint(text,text) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_remove_checkpoint(text,text) TO sync_admin;

@@ -6,6 +6,8 @@ CREATE OR REPLACE FUNCTION sync_rotate_log_epoch(partition text, log_epoch text 
 RETURNS SETOF sync_partition_registry
 LANGUAGE plpgsql
 ROWS 1
+SECURITY DEFINER
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
@@ -23,3 +25,5 @@ BEGIN
     RETURNING r.*;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_rotate_log_epoch(text,text,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_rotate_log_epoch(text,text,bigint) TO sync_admin;

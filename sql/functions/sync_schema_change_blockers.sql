@@ -15,6 +15,7 @@ CREATE OR REPLACE FUNCTION sync_schema_change_blockers(
 RETURNS SETOF record
 LANGUAGE sql
 STABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
   SELECT l.pid, x.gid::text, coalesce(x.owner, r.rolname)::text,
          string_agg(l.mode, ',' ORDER BY l.mode), min(coalesce(x.prepared, a.xact_start))
@@ -31,3 +32,5 @@ AS $$
    GROUP BY l.pid, l.virtualtransaction, x.gid, x.owner, r.rolname
    ORDER BY x.gid NULLS LAST, l.pid
 $$;
+REVOKE ALL ON FUNCTION sync_schema_change_blockers() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_schema_change_blockers() TO sync_reader;

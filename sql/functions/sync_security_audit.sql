@@ -18,6 +18,7 @@ CREATE OR REPLACE FUNCTION sync_security_audit()
 RETURNS TABLE (check_name text, ok boolean, detail text, severity text, object text)
 LANGUAGE sql
 STABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
   WITH RECURSIVE schema AS (
     SELECT c.relnamespace AS oid, c.relnamespace::regnamespace::text AS name
@@ -338,3 +339,5 @@ AS $$
   ) a
   ORDER BY a.ord, a.object NULLS FIRST
 $$;
+REVOKE ALL ON FUNCTION sync_security_audit() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_security_audit() TO sync_reader;

@@ -6,9 +6,12 @@ CREATE OR REPLACE FUNCTION sync_segment_expired(partition text, segment_schema_v
 RETURNS boolean
 LANGUAGE sql
 STABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
   SELECT EXISTS (SELECT 1 FROM sync_backfill_checkpoints c
                   WHERE c.partition = $1 AND c.schema_version > $2)
    WHERE sync_assert_key('partition', $1)
      AND sync_assert_nonnegative('segment_schema_version', $2)
 $$;
+REVOKE ALL ON FUNCTION sync_segment_expired(text,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_segment_expired(text,bigint) TO sync_reader;

@@ -27,6 +27,7 @@ CREATE OR REPLACE FUNCTION sync_serve_check(
   OUT checkpoint_partition text, OUT checkpoint_name text)
 LANGUAGE plpgsql
 STABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -71,3 +72,5 @@ BEGIN
   END IF;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_serve_check(text,integer,text,text[],text[],text[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_serve_check(text,integer,text,text[],text[],text[]) TO sync_reader;

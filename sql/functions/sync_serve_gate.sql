@@ -26,3 +26,5 @@ AS $$
    WHERE sync_assert_key('partition', $1)
      AND sync_assert_nonnegative('running_schema_version', $2)
 $$;
+REVOKE ALL ON FUNCTION sync_serve_gate(text,integer) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_serve_gate(text,integer) TO sync_reader;

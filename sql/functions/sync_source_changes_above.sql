@@ -12,6 +12,7 @@ CREATE OR REPLACE FUNCTION sync_source_changes_above(partition text, sources tex
 RETURNS text
 LANGUAGE plpgsql
 STABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -39,3 +40,5 @@ BEGIN
   RETURN 'clean';
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_source_changes_above(text,text[],bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_source_changes_above(text,text[],bigint) TO sync_reader;

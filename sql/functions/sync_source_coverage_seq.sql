@@ -4,6 +4,7 @@ CREATE OR REPLACE FUNCTION sync_source_coverage_seq(partition text, sources text
 RETURNS bigint
 LANGUAGE plpgsql
 STABLE
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -17,3 +18,5 @@ BEGIN
   RETURN coalesce(seq, 0);
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_source_coverage_seq(text,text[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_source_coverage_seq(text,text[]) TO sync_reader;

@@ -7,6 +7,7 @@ CREATE OR REPLACE FUNCTION sync_touch_partition(partition text, log_epoch text D
 RETURNS SETOF sync_partition_registry
 LANGUAGE plpgsql
 ROWS 1
+SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN
@@ -21,3 +22,5 @@ BEGIN
     RETURNING r.*;
 END;
 $$;
+REVOKE ALL ON FUNCTION sync_touch_partition(text,text,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_touch_partition(text,text,bigint) TO sync_writer;

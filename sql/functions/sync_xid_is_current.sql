@@ -33,3 +33,5 @@ AS $$
          )::pg_catalog.text::pg_catalog.xid8) OPERATOR(pg_catalog.=) 'in progress', false)
   END
 $$;
+REVOKE ALL ON FUNCTION sync_xid_is_current(xid) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+GRANT EXECUTE ON FUNCTION sync_xid_is_current(xid) TO PUBLIC;

@@ -94,3 +94,4 @@ BEGIN
   RETURN NEW;
 END;
 $$;
+REVOKE ALL ON FUNCTION syncular_writer_fence() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;

@@ -18,12 +18,6 @@ import (
 	sqlfiles "github.com/gosync/gosync/sql"
 )
 
-// auditQuerier reads rows: a pool, a connection or a transaction.
-type auditQuerier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
 // auditRow is one row of sync_security_audit().
 type auditRow struct {
 	Check    string
@@ -41,7 +35,7 @@ func (r auditRow) String() string {
 	return fmt.Sprintf("%s %s%s: %s", r.Severity, r.Check, obj, r.Detail)
 }
 
-func readAudit(t *testing.T, q auditQuerier) []auditRow {
+func readAudit(t *testing.T, q rowsQuerier) []auditRow {
 	t.Helper()
 	rows, err := q.Query(context.Background(), "SELECT check_name, ok, detail, severity, object FROM sync_security_audit()")
 	if err != nil {
@@ -54,7 +48,7 @@ func readAudit(t *testing.T, q auditQuerier) []auditRow {
 	return out
 }
 
-func failingRows(t *testing.T, q auditQuerier) []auditRow {
+func failingRows(t *testing.T, q rowsQuerier) []auditRow {
 	t.Helper()
 	var failing []auditRow
 	for _, r := range readAudit(t, q) {
@@ -66,7 +60,7 @@ func failingRows(t *testing.T, q auditQuerier) []auditRow {
 }
 
 // assertAuditClean: no row is red; a failing row must also say severity fail.
-func assertAuditClean(t *testing.T, q auditQuerier) {
+func assertAuditClean(t *testing.T, q rowsQuerier) {
 	t.Helper()
 	for _, r := range readAudit(t, q) {
 		if !r.OK || r.Severity == "fail" {
@@ -78,7 +72,7 @@ func assertAuditClean(t *testing.T, q auditQuerier) {
 // assertRed: the check has a failing row naming object (the object column
 // contains it), and every failing row of the audit belongs to one of the
 // checks allowed (the state trips nothing unrelated).
-func assertRed(t *testing.T, q auditQuerier, check, object string, allowed ...string) {
+func assertRed(t *testing.T, q rowsQuerier, check, object string, allowed ...string) {
 	t.Helper()
 	failing := failingRows(t, q)
 	found := false
@@ -297,7 +291,7 @@ func TestAuditGrantToPublic(t *testing.T) {
 
 // assertDetail: a failing row of check whose object contains object has a
 // detail containing want.
-func assertDetail(t *testing.T, q auditQuerier, check, object, want string) {
+func assertDetail(t *testing.T, q rowsQuerier, check, object, want string) {
 	t.Helper()
 	rows := failingRows(t, q)
 	for _, r := range rows {

@@ -124,8 +124,17 @@ func TestRedTeamDatabaseOwner(t *testing.T) {
 				if _, err := gosync.Migrate(ctx, d.Pool, gosync.WithForeignSchemaOwner()); err != nil {
 					t.Fatal(err)
 				}
-				// What the refusal is about: the database owner switches the fence off.
+				// The audit names the risk accepted ...
+				assertRed(t, d.Pool, "the sync schema and public belong to the owner role", "public")
+				// ... and what the refusal is about: the database owner
+				// switches the fence off, which the audit sees too.
 				mustExec(t, app, dropFence)
+				failing := joinRows(failingRows(t, d.Pool))
+				for _, check := range []string{"fence trigger present", "every recorded object exists"} {
+					if !strings.Contains(failing, check) {
+						t.Errorf("after the database owner dropped the fence, no failing %q row:\n%s", check, failing)
+					}
+				}
 				return
 			}
 			before := wholeDatabase(t, d.Pool)

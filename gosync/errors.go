@@ -49,10 +49,12 @@ var (
 	// codes; the upstream server never raises them): a commit not at the
 	// seq its own transaction allocated, a change or change scope without a
 	// commit of its own transaction, a head or horizon moved other than by
-	// one allocation or a prune.
+	// one allocation or a prune (or written without allocating by a role
+	// other than the owner), a change whose op is neither upsert nor delete.
 	ErrCommitNotAtHead      = errors.New("sync.storage.commit_not_at_head")
 	ErrChangeWithoutCommit  = errors.New("sync.storage.change_without_commit")
 	ErrPartitionSeqRejected = errors.New("sync.storage.partition_seq_rejected")
+	ErrChangeOpRejected     = errors.New("sync.storage.change_op_rejected")
 )
 
 // Raised by the database with a message of their own, mapped by MapError;
@@ -156,7 +158,7 @@ var sqlErrors = map[string]error{}
 
 func init() {
 	for _, e := range []error{ErrWriterFenceRejected, ErrCheckpointFenceMissing, ErrCheckpointNotDeclared,
-		ErrCheckpointActivated, ErrCommitNotAtHead, ErrChangeWithoutCommit, ErrPartitionSeqRejected} {
+		ErrCheckpointActivated, ErrCommitNotAtHead, ErrChangeWithoutCommit, ErrPartitionSeqRejected, ErrChangeOpRejected} {
 		sqlErrors[e.Error()] = e
 	}
 	sqlErrors["sync.storage.log_pruned"] = ErrLogPruned

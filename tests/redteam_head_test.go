@@ -425,6 +425,9 @@ func TestRedTeamBadOps(t *testing.T) {
 				before := attackState(t, d)
 				err := pgx.BeginFunc(ctx, writer, path.run)
 				refusedWith(t, err, path.want)
+				if path.want == "sync.storage.change_op_rejected" && !errors.Is(gosync.MapError(err), gosync.ErrChangeOpRejected) {
+					t.Errorf("MapError(%v) is not ErrChangeOpRejected", err)
+				}
 				if after := attackState(t, d); after != before {
 					t.Fatalf("a refused change changed the database:\nbefore %s\nafter  %s", before, after)
 				}

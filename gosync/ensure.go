@@ -211,7 +211,7 @@ func (s *Store) lockBusy(ctx context.Context, cause error) error {
 		return fmt.Errorf("%w (and listing who holds it failed: %v)", busy, err)
 	}
 	for _, r := range rows {
-		busy.Blockers = append(busy.Blockers, LockBlocker{PID: r.Pid, PreparedTransaction: r.PreparedGid, Role: r.Role, LockModes: r.LockModes})
+		busy.Blockers = append(busy.Blockers, LockHolder{PID: int64(r.Pid), PreparedGID: r.PreparedGid, Role: r.Role, Modes: r.LockModes})
 	}
 	return busy
 }

@@ -3,7 +3,6 @@ package gosync
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -337,23 +336,39 @@ var ownershipRefusals = []struct {
 // *MigrationLockError, which matches it with errors.Is).
 var ErrMigrationLockBusy = errors.New("gosync: the migration lock is held by another session")
 
-// LockHolder is one holder of the migration lock: a session (PID) or a
-// prepared transaction (PreparedGID, which has no session).
+// LockHolder is a session or a prepared transaction holding a lock gosync
+// waited for: the migration lock (MigrationLockError) or a lock on
+// sync_partitions that the schema bump's conflicts with (LockBusyError). A
+// prepared transaction has no session: it keeps its locks across restarts
+// until its owner or a superuser ends it.
 type LockHolder struct {
-	PID         int64
-	Role        string
-	PreparedGID string
-	PreparedAt  string
-	Application string
-	State       string
+	PID         int64  // the backend; 0 for a prepared transaction
+	PreparedGID string // the prepared transaction's gid; "" for a session
+	Role        string // the session's login, or the prepared transaction's owner
+	Modes       string // its conflicting lock modes, when known
+	Application string // a session's application_name, when known
+	State       string // a session's state, when known
+	PreparedAt  string // when the transaction was prepared, when known
 }
 
-// String names the holder as the error prints it.
+// String names the holder and what ends it, the way an operator would.
 func (h LockHolder) String() string {
-	if h.PreparedGID != "" {
-		return fmt.Sprintf("prepared transaction %s (owner %s, prepared %s)", strconv.Quote(h.PreparedGID), h.Role, h.PreparedAt)
+	var about []string
+	for _, s := range []string{h.Modes, h.Application, h.State, h.PreparedAt} {
+		if s != "" {
+			about = append(about, s)
+		}
 	}
-	return fmt.Sprintf("pid %d (role %s, application %s, state %s)", h.PID, h.Role, strconv.Quote(h.Application), h.State)
+	extra := ""
+	if len(about) > 0 {
+		extra = ", " + strings.Join(about, ", ")
+	}
+	if h.PreparedGID != "" {
+		return fmt.Sprintf("prepared transaction %s (owner %s%s): ROLLBACK PREPARED %s as %s or a superuser",
+			quoteLiteral(h.PreparedGID), h.Role, extra, quoteLiteral(h.PreparedGID), h.Role)
+	}
+	return fmt.Sprintf("pid %d (role %s%s): wait for its transaction to end, or SELECT pg_terminate_backend(%d) as %s or a superuser",
+		h.PID, h.Role, extra, h.PID, h.Role)
 }
 
 // MigrationLockError: the migration lock stayed held past the lock timeout,
@@ -367,21 +382,15 @@ type MigrationLockError struct {
 
 // Error names every holder and what to run to free the lock.
 func (e *MigrationLockError) Error() string {
-	var names, fixes []string
-	for _, h := range e.Holders {
-		names = append(names, h.String())
-		if h.PreparedGID != "" {
-			fixes = append(fixes, fmt.Sprintf("ROLLBACK PREPARED %s as %s or a superuser", quoteLiteral(h.PreparedGID), h.Role))
-		} else {
-			fixes = append(fixes, fmt.Sprintf("wait for it, or SELECT pg_terminate_backend(%d) as %s or a superuser", h.PID, h.Role))
-		}
+	names := make([]string, len(e.Holders))
+	for i, h := range e.Holders {
+		names[i] = h.String()
 	}
 	if len(names) == 0 {
-		names = []string{"a session that released it meanwhile"}
-		fixes = []string{"retry"}
+		names = []string{"a session that released it meanwhile: retry"}
 	}
-	msg := fmt.Sprintf("%s (waited %s): held by %s; %s", ErrMigrationLockBusy, e.Waited.Round(time.Millisecond),
-		strings.Join(names, ", "), strings.Join(fixes, "; "))
+	msg := fmt.Sprintf("%s (waited %s): held by %s", ErrMigrationLockBusy, e.Waited.Round(time.Millisecond),
+		strings.Join(names, "; "))
 	if e.Cause != nil {
 		msg += ": " + e.Cause.Error()
 	}
@@ -405,28 +414,10 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 // (or COMMIT PREPARED) with its gid: no retry outlasts it. errors.Is(err,
 // ErrLockBusy) holds; OnRetry hears one per attempt.
 type LockBusyError struct {
-	Blockers []LockBlocker
+	Blockers []LockHolder
 	Attempts int           // attempts made (0 while OnRetry hears one attempt's)
 	Waited   time.Duration // the time budget spent (MaxWait), 0 for one attempt
 	Cause    error         // the last attempt's lock timeout
-}
-
-// LockBlocker is a session or a prepared transaction holding a lock the
-// migration lock conflicts with.
-type LockBlocker struct {
-	PID                 int32  // the backend; 0 for a prepared transaction
-	PreparedTransaction string // its gid; "" for a session
-	Role                string // the session's login, or the prepared transaction's owner
-	LockModes           string // its conflicting lock modes on sync_partitions
-}
-
-// String names the blocker the way an operator ends it.
-func (b LockBlocker) String() string {
-	if b.PreparedTransaction != "" {
-		return fmt.Sprintf("prepared transaction %q (owner %s, %s): ROLLBACK PREPARED '%s' as %s or a superuser",
-			b.PreparedTransaction, b.Role, b.LockModes, strings.ReplaceAll(b.PreparedTransaction, "'", "''"), b.Role)
-	}
-	return fmt.Sprintf("pid %d (role %s, %s): end its transaction or pg_terminate_backend(%d)", b.PID, b.Role, b.LockModes, b.PID)
 }
 
 // Error names every blocker and what ends it.

@@ -176,7 +176,7 @@ func TestMigrationLockHeldByPreparedTransaction(t *testing.T) {
 	}
 	r := gosyncCLI(t, "migrate", "up", "--db", d.URL, "--lock-timeout", "10s")
 	wantCode(t, r, 1, "migrate up")
-	if !strings.Contains(r.stderr, "prepared transaction \""+gid+"\" (owner "+role) || !strings.Contains(r.stderr, "ROLLBACK PREPARED") {
+	if !strings.Contains(r.stderr, "prepared transaction '"+gid+"' (owner "+role) || !strings.Contains(r.stderr, "ROLLBACK PREPARED") {
 		t.Fatalf("gosync migrate up: %s", r.stderr)
 	}
 	if after := wholeDatabase(t, d.Pool); after != before {

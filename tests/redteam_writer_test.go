@@ -195,13 +195,13 @@ func TestRedTeamPreparedPartitionLock(t *testing.T) {
 	if !errors.As(err, &busy) || !errors.Is(err, gosync.ErrLockBusy) {
 		t.Fatalf("EnsureSchema behind a prepared transaction: %v (want *LockBusyError)", err)
 	}
-	want := []gosync.LockBlocker{{PreparedTransaction: "held-by-writer", Role: writerName},
-		{PID: int32(openPID), Role: writerName}}
+	want := []gosync.LockHolder{{PreparedGID: "held-by-writer", Role: writerName},
+		{PID: int64(openPID), Role: writerName}}
 	if len(busy.Blockers) != len(want) {
 		t.Fatalf("blockers = %+v, want %+v", busy.Blockers, want)
 	}
 	for i, b := range busy.Blockers {
-		if b.PID != want[i].PID || b.PreparedTransaction != want[i].PreparedTransaction || b.Role != want[i].Role || b.LockModes == "" {
+		if b.PID != want[i].PID || b.PreparedGID != want[i].PreparedGID || b.Role != want[i].Role || b.Modes == "" {
 			t.Fatalf("blocker %d = %+v, want %+v", i, b, want[i])
 		}
 	}

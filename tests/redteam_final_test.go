@@ -95,6 +95,10 @@ func TestRedTeamFinalUnnamedPartitionBlocksBump(t *testing.T) {
 //     a writer appends two commits at the same seq.
 //   - inheritance: CREATE TABLE x () INHERITS (sync_writer_fence); the fence
 //     trigger reads the parent with its children.
+//   - data: UPDATE sync_writer_fence SET required_writer_version = 1 under a
+//     declared v2 checkpoint (the audit reads only the catalog).
+//   - the version table: GRANT INSERT, UPDATE, DELETE ON gosync_db_version TO
+//     sync_writer (only sync_* relations are recorded).
 func TestRedTeamFinalAuditBlindSpots(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
@@ -129,6 +133,14 @@ func TestRedTeamFinalAuditBlindSpots(t *testing.T) {
 			}},
 		{"primary key of sync_commits dropped", `ALTER TABLE sync_commits DROP CONSTRAINT sync_commits_pkey`, nil},
 		{"inheritance child of sync_writer_fence", `CREATE TABLE fence_shadow () INHERITS (sync_writer_fence)`, nil},
+		// Data, not catalog: the audit reads only the catalog, so a fence the
+		// owner lowered under a declared checkpoint (what an adopted upstream
+		// login could do before 00017) leaves every row ok.
+		{"fence lowered under a declared checkpoint", `UPDATE sync_writer_fence SET required_writer_version = 1 WHERE partition = 'p1'`, nil},
+		// The goose version table is not a sync_* relation: a write grant on
+		// it to a sync role (a writer could then mark a future hardening
+		// migration applied, so migrate up skips it) is not audited.
+		{"write grant on the version table to sync_writer", `GRANT INSERT, UPDATE, DELETE ON gosync_db_version TO sync_writer`, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

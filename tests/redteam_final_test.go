@@ -11,6 +11,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -243,5 +244,43 @@ func TestRedTeamFinalHeadHolds(t *testing.T) {
 	}
 	if after := attackState(t, d); after != before {
 		t.Fatalf("state moved:\n%s", lineDiff(before, after))
+	}
+}
+
+// TestRedTeamFinalMigrationTableLockUnbounded: the migration lock's wait is
+// bounded and names its holder, but a migration's own DDL then waits for the
+// sync tables' locks without bound, naming nobody. A sync_reader login (it
+// only reads) holds one in a prepared transaction:
+//
+//	-- as a login in sync_reader only
+//	BEGIN; SELECT count(*) FROM sync_installed_catalog; PREPARE TRANSACTION 'rd';
+//	-- then the operator, as the owner:
+//	gosync migrate down; gosync migrate down   -- 00021, then 00020: DROP TABLE sync_installed_catalog
+//
+// migrate down hangs until the prepared transaction is ended by its owner
+// or a superuser (verified with the CLI: still waiting after 40 s, no
+// message). Any later migration that ALTERs or DROPs a sync table hangs
+// `migrate up` the same way. The audit does show the prepared transaction
+// (severity: low, a denial of migrations by the least role).
+func TestRedTeamFinalMigrationTableLockUnbounded(t *testing.T) {
+	d := pgtest.New(t)
+	u, _ := loginURL(t, d, "sync_reader")
+	conn, err := pgx.Connect(context.Background(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	prepare(t, d, conn, "rd_"+d.Name, `SELECT count(*) FROM sync_installed_catalog`)
+	m, err := gosync.NewMigrator(context.Background(), d.Pool, gosync.WithLockTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = m.DownTo(ctx, 19) // 00021, then 00020: DROP TABLE sync_installed_catalog
+	if took := time.Since(start); err == nil || took > 10*time.Second || !strings.Contains(err.Error(), "rd_"+d.Name) {
+		t.Fatalf("migrate down behind a sync_reader's prepared transaction: %v after %s; want a bounded wait and an error naming it", err, took.Round(time.Second))
 	}
 }

@@ -284,3 +284,33 @@ func TestRedTeamFinalMigrationTableLockUnbounded(t *testing.T) {
 		t.Fatalf("migrate down behind a sync_reader's prepared transaction: %v after %s; want a bounded wait and an error naming it", err, took.Round(time.Second))
 	}
 }
+
+// TestRedTeamFinalAuditNoiseFromTempFunction: any member of a sync role can
+// turn the audit red for everyone, for as long as its session lives, with
+// an object that is nothing of gosync's:
+//
+//	-- as a login in sync_reader (or any sync role) only
+//	SET ROLE sync_reader;
+//	CREATE FUNCTION pg_temp.f() RETURNS int LANGUAGE sql SECURITY DEFINER AS 'SELECT 1';
+//
+// sync_catalog_snapshot() takes every SECURITY DEFINER function owned by a
+// sync role in any schema, the other sessions' pg_temp_N included, so the
+// operator's audit fails "every SECURITY DEFINER function is recorded as
+// such" and "one role owns every gosync object" on pg_temp_N.f() (low: a
+// false alarm the least role can raise at will, which trains operators to
+// ignore the audit).
+func TestRedTeamFinalAuditNoiseFromTempFunction(t *testing.T) {
+	ctx := context.Background()
+	d := pgtest.New(t)
+	u, _ := loginURL(t, d, "sync_reader")
+	conn, err := pgx.Connect(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	mustExec(t, conn, `SET ROLE sync_reader`)
+	mustExec(t, conn, `CREATE FUNCTION pg_temp.f() RETURNS int LANGUAGE sql SECURITY DEFINER AS 'SELECT 1'`)
+	if f := auditFailures(t, d); f != "" {
+		t.Fatalf("a sync_reader's temporary function fails the operator's audit:\n%s", f)
+	}
+}

@@ -92,8 +92,8 @@ func canonicalDrift(t *testing.T, d *pgtest.DB, functions string) []string {
 }
 
 // TestFunctionMigrationRestoresPrevious: scripts/function-migration.sh,
-// given a canonical file whose body, grants and comment changed (in a temp
-// copy of sql/), writes a migration whose Up installs exactly the canonical
+// given a canonical file whose body, grants and comment changed, or whose
+// signature changed (in a temp copy of sql/), writes a migration whose Up installs exactly the canonical
 // files and whose Down gives back the catalog of the migration before; and,
 // given every canonical file unchanged, one whose Up and Down both leave the
 // catalog as it is, which proves it reads every function's state (body,
@@ -104,54 +104,85 @@ func TestFunctionMigrationRestoresPrevious(t *testing.T) {
 	latest := latestVersion(t)
 	next := latest + 1
 
-	t.Run("changed body", func(t *testing.T) {
-		t.Parallel()
-		dir := copySQL(t)
-		fn := filepath.Join(dir, "functions", "sync_touch_partition.sql")
-		editFile(t, fn, "  PERFORM sync_assert_key('partition', $1);\n", "  PERFORM sync_assert_key('partition', $1); -- changed\n")
-		editFile(t, fn, "TO sync_writer;\n", "TO sync_writer, sync_admin;\nCOMMENT ON FUNCTION sync_touch_partition(text,text,bigint) IS 'Registers a partition; it''s a test.';\n")
-		cmd := exec.Command("../scripts/function-migration.sh", "A changed body.", fn)
-		cmd.Env = append(os.Environ(), "MIGRATIONS="+filepath.Join(dir, "migrations"))
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("function-migration.sh: %v\n%s", err, out)
-		}
-		for _, want := range []string{"Down restores 00021_registry_clock_bound.sql's definition", "-- changed"} {
-			if !strings.Contains(string(out), want) {
-				t.Fatalf("generated migration lacks %q:\n%s", want, out)
+	for _, tc := range []struct {
+		name, file string
+		edits      [][2]string // old, new
+		generated  []string    // what the migration must say
+		installed  []string    // what the catalog must show after its Up
+	}{
+		{
+			name: "changed body, grants and comment", file: "sync_touch_partition.sql",
+			edits: [][2]string{
+				{"  PERFORM sync_assert_key('partition', $1);\n", "  PERFORM sync_assert_key('partition', $1); -- changed\n"},
+				{"TO sync_writer;\n", "TO sync_writer, sync_admin;\nCOMMENT ON FUNCTION sync_touch_partition(text,text,bigint) IS 'Registers a partition; it''s a test.';\n"},
+			},
+			generated: []string{"Down restores 00021_registry_clock_bound.sql's definition", "-- changed"},
+			installed: []string{"-- changed", "sync_admin=EXECUTE,sync_writer=EXECUTE", "'Registers a partition; it''s a test.'"},
+		},
+		{
+			name: "changed signature", file: "sync_remove_checkpoint.sql",
+			edits: [][2]string{
+				{"sync_remove_checkpoint(partition text, name text)", "sync_remove_checkpoint(partition text, name text, reason text DEFAULT NULL)"},
+				{"sync_remove_checkpoint(text,text) FROM", "sync_remove_checkpoint(text,text,text) FROM"},
+				{"sync_remove_checkpoint(text,text) TO", "sync_remove_checkpoint(text,text,text) TO"},
+			},
+			generated: []string{"Down restores 00018_lifecycle_bounds.sql's definition", "DROP FUNCTION sync_remove_checkpoint(text, text);", "DROP FUNCTION sync_remove_checkpoint(text,text,text);"},
+			installed: []string{"reason text DEFAULT NULL::text"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := copySQL(t)
+			fn := filepath.Join(dir, "functions", tc.file)
+			for _, e := range tc.edits {
+				editFile(t, fn, e[0], e[1])
 			}
-		}
-		if err := os.WriteFile(filepath.Join(dir, "migrations", fmt.Sprintf("%05d_changed.sql", next)), out, 0o644); err != nil {
-			t.Fatal(err)
-		}
+			cmd := exec.Command("../scripts/function-migration.sh", "A changed function.", fn)
+			cmd.Env = append(os.Environ(), "MIGRATIONS="+filepath.Join(dir, "migrations"))
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("function-migration.sh: %v\n%s", err, out)
+			}
+			for _, want := range tc.generated {
+				if !strings.Contains(string(out), want) {
+					t.Fatalf("generated migration lacks %q:\n%s", want, out)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(dir, "migrations", fmt.Sprintf("%05d_changed.sql", next)), out, 0o644); err != nil {
+				t.Fatal(err)
+			}
 
-		ctx := context.Background()
-		d := pgtest.NewEmpty(t)
-		p := tempMigrator(t, d, filepath.Join(dir, "migrations"))
-		if _, err := p.UpTo(ctx, latest); err != nil {
-			t.Fatal(err)
-		}
-		before := dumpFullCatalog(t, d.Pool)
-		if _, err := p.UpTo(ctx, next); err != nil {
-			t.Fatalf("generated Up: %v\n%s", err, out)
-		}
-		after := dumpFullCatalog(t, d.Pool)
-		changed := entryDiff(before, after)
-		for _, want := range []string{"-- changed", "sync_admin=EXECUTE,sync_writer=EXECUTE", "'Registers a partition; it''s a test.'"} {
-			if !strings.Contains(changed, want) {
-				t.Fatalf("Up did not install %q:\n%s", want, changed)
+			ctx := context.Background()
+			d := pgtest.NewEmpty(t)
+			p := tempMigrator(t, d, filepath.Join(dir, "migrations"))
+			if _, err := p.UpTo(ctx, latest); err != nil {
+				t.Fatal(err)
 			}
-		}
-		if drift := canonicalDrift(t, d, filepath.Join(dir, "functions")); len(drift) > 0 {
-			t.Fatalf("after the generated Up the database differs from the canonical files:\n%s", strings.Join(drift, "\n"))
-		}
-		if _, err := p.DownTo(ctx, latest); err != nil {
-			t.Fatalf("generated Down: %v", err)
-		}
-		if got := dumpFullCatalog(t, d.Pool); !slices.Equal(got, before) {
-			t.Fatalf("catalog after the generated Down differs from %05d's:\n%s", latest, entryDiff(before, got))
-		}
-	})
+			if drift := canonicalDrift(t, d, filepath.Join(dir, "functions")); len(drift) == 0 {
+				t.Fatal("the edited canonical file differs from nothing at the latest migration: the drift check would pass anything")
+			}
+			before := dumpFullCatalog(t, d.Pool)
+			if _, err := p.UpTo(ctx, next); err != nil {
+				t.Fatalf("generated Up: %v\n%s", err, out)
+			}
+			after := dumpFullCatalog(t, d.Pool)
+			changed := entryDiff(before, after)
+			for _, want := range tc.installed {
+				if !strings.Contains(changed, want) {
+					t.Fatalf("Up did not install %q:\n%s", want, changed)
+				}
+			}
+			if drift := canonicalDrift(t, d, filepath.Join(dir, "functions")); len(drift) > 0 {
+				t.Fatalf("after the generated Up the database differs from the canonical files:\n%s", strings.Join(drift, "\n"))
+			}
+			if _, err := p.DownTo(ctx, latest); err != nil {
+				t.Fatalf("generated Down: %v", err)
+			}
+			if got := dumpFullCatalog(t, d.Pool); !slices.Equal(got, before) {
+				t.Fatalf("catalog after the generated Down differs from %05d's:\n%s", latest, entryDiff(before, got))
+			}
+		})
+	}
 
 	t.Run("every function unchanged", func(t *testing.T) {
 		t.Parallel()

@@ -144,7 +144,9 @@ var checkOnly = map[int64]string{
 // column grants, views, sequences, policies, functions with their
 // definitions, grants and comments, the schema's grants), but for the
 // documented downExceptions; and Up again gives N's catalog. One database
-// walks up the whole chain.
+// walks up the whole chain. Roles are cluster-wide and out of scope: 00006's
+// Down keeps sync_reader..sync_admin and their memberships on purpose
+// (other databases may use them).
 func TestEveryMigrationDownRestores(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -326,60 +325,5 @@ func TestServeGateStillInlines(t *testing.T) {
 		if strings.Contains(plan, "Function Scan") || !strings.Contains(plan, "sync_backfill_checkpoints_pending") {
 			t.Fatalf("%s: sync_serve_gate is not inlined over the pending index:\n%s", mode, plan)
 		}
-	}
-}
-
-// TestReplacingMigrationsDownRestore: each migration that replaces landed
-// functions (00014, 00015, 00016) has a Down that leaves the catalog exactly as
-// the previous version did — function bodies, SECURITY DEFINER, pinned
-// paths, grants and views — and Up again gives its own.
-func TestReplacingMigrationsDownRestore(t *testing.T) {
-	for _, version := range []int64{14, 15, 16} {
-		t.Run(fmt.Sprintf("%05d", version), func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			d := pgtest.NewEmpty(t)
-			p, err := gosync.NewMigrator(ctx, d.Pool)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			dump := func() string {
-				t.Helper()
-				var extra string
-				err := d.Pool.QueryRow(ctx, `SELECT concat_ws(E'\n',
-					(SELECT string_agg(p.oid::regprocedure::text || ' ' || coalesce(p.proacl::text, 'default'), E'\n' ORDER BY p.oid::regprocedure::text)
-					   FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace),
-					(SELECT string_agg(c.relname || ' ' || coalesce(c.relacl::text, 'default') || ' ' || pg_get_viewdef(c.oid), E'\n' ORDER BY c.relname)
-					   FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'v'))`).Scan(&extra)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return dumpWholeCatalog(t, d.Pool) + "## acl and views\n" + extra
-			}
-			if _, err := p.UpTo(ctx, version-1); err != nil {
-				t.Fatal(err)
-			}
-			before := dump()
-			if _, err := p.UpTo(ctx, version); err != nil {
-				t.Fatal(err)
-			}
-			after := dump()
-			if after == before {
-				t.Fatalf("%05d changed nothing in the catalog", version)
-			}
-			if _, err := p.DownTo(ctx, version-1); err != nil {
-				t.Fatal(err)
-			}
-			if again := dump(); again != before {
-				t.Fatalf("catalog after %05d's Down differs from %05d's:\n%s", version, version-1, lineDiff(before, again))
-			}
-			if _, err := p.UpTo(ctx, version); err != nil {
-				t.Fatal(err)
-			}
-			if again := dump(); again != after {
-				t.Fatalf("catalog after %05d down/up differs:\n%s", version, lineDiff(after, again))
-			}
-		})
 	}
 }

@@ -373,8 +373,11 @@ func (h LockHolder) String() string {
 
 // MigrationLockError: the migration lock stayed held past the lock timeout,
 // or is held by a prepared transaction (which never ends by itself: Up fails
-// at once). It names every holder and what to do.
+// at once); or a migration's own DDL waited past it for a lock on the sync
+// tables (What says so; any reader can hold one). It names every holder and
+// what to do.
 type MigrationLockError struct {
+	What    string // the lock waited for: "" is the migration lock itself
 	Holders []LockHolder
 	Waited  time.Duration
 	Cause   error // the context's error when it ended the wait
@@ -391,6 +394,10 @@ func (e *MigrationLockError) Error() string {
 	}
 	msg := fmt.Sprintf("%s (waited %s): held by %s", ErrMigrationLockBusy, e.Waited.Round(time.Millisecond),
 		strings.Join(names, "; "))
+	if e.What != "" {
+		msg = fmt.Sprintf("gosync: a migration waited for %s past the lock timeout (%s): held by %s", e.What,
+			e.Waited.Round(time.Millisecond), strings.Join(names, "; "))
+	}
 	if e.Cause != nil {
 		msg += ": " + e.Cause.Error()
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -191,7 +192,17 @@ func (m *Migrator) migrating(ctx context.Context, fn func() error) (err error) {
 	if err := m.prepare(ctx, conn); err != nil {
 		return err
 	}
-	return fn()
+	start := time.Now()
+	if err := fn(); err != nil {
+		var pg *pgconn.PgError
+		if !errors.As(err, &pg) || pg.Code != "55P03" {
+			return err
+		}
+		holders, herr := syncTableLockHolders(ctx, conn, m.cfg.versionTable)
+		return errors.Join(&MigrationLockError{What: "a lock on the sync tables", Holders: holders,
+			Waited: time.Since(start), Cause: err}, herr)
+	}
+	return nil
 }
 
 // becomeOwner makes the session the owner role (nothing without WithOwner:
@@ -379,6 +390,13 @@ func (s *migrationSession) SessionLock(ctx context.Context, conn *sql.Conn) erro
 	if err := becomeOwner(ctx, conn, s.m.cfg.owner); err != nil {
 		return err
 	}
+	// The migrations' own DDL waits for the sync tables' locks, which any
+	// reader can hold (in a prepared transaction, for good): bound it like
+	// the migration lock, and name the holders when it gives up (migrating).
+	if _, err := conn.ExecContext(ctx, "SELECT set_config('lock_timeout', $1, false)",
+		fmt.Sprintf("%dms", max(s.m.cfg.lockTimeout.Milliseconds(), 1))); err != nil {
+		return fmt.Errorf("gosync: migrate: %w", err)
+	}
 	// Migration 00017 runs the same check as prepare, with the same settings.
 	if err := checkSettings(ctx, conn, s.m.cfg, false); err != nil {
 		_, _ = conn.ExecContext(ctx, "RESET ROLE") // goose only closes the connection
@@ -388,7 +406,7 @@ func (s *migrationSession) SessionLock(ctx context.Context, conn *sql.Conn) erro
 }
 
 func (s *migrationSession) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
-	_, err := conn.ExecContext(ctx, "RESET ROLE; RESET gosync.version_table; RESET gosync.allow_foreign_schema_owner")
+	_, err := conn.ExecContext(ctx, "RESET ROLE; RESET lock_timeout; RESET gosync.version_table; RESET gosync.allow_foreign_schema_owner")
 	return err
 }
 
@@ -541,27 +559,42 @@ func acquireMigrationLock(ctx context.Context, conn *sql.Conn, timeout time.Dura
 // transaction's locks with no pid; its transactionid lock, under the same
 // virtualtransaction, leads to pg_prepared_xacts.
 func migrationLockHolders(ctx context.Context, conn *sql.Conn) ([]LockHolder, error) {
+	return lockHolders(ctx, conn, `l.locktype = 'advisory'
+		   AND l.classid = ($1::bigint >> 32)::oid AND l.objid = ($1::bigint & 4294967295)::oid AND l.objsubid = 1`, migrationLockID)
+}
+
+// syncTableLockHolders reads who else holds a lock on a sync table or the
+// version table: a migration's DDL waits for them.
+func syncTableLockHolders(ctx context.Context, conn *sql.Conn, versionTable string) ([]LockHolder, error) {
+	return lockHolders(ctx, conn, `l.locktype = 'relation' AND l.pid IS DISTINCT FROM pg_backend_pid()
+		   AND l.relation IN (SELECT c.oid FROM pg_class c
+		                       WHERE c.relnamespace = current_schema()::regnamespace
+		                         AND (c.relname LIKE 'sync\_%' OR c.relname = $1))`, versionTable)
+}
+
+// lockHolders lists the granted locks of this database that match (a
+// condition on pg_locks l with one parameter), one row per holder.
+func lockHolders(ctx context.Context, conn *sql.Conn, match string, arg any) ([]LockHolder, error) {
 	rows, err := conn.QueryContext(ctx, `
-		SELECT coalesce(a.pid, 0), coalesce(a.usename::text, x.owner::text, ''),
+		SELECT DISTINCT coalesce(a.pid, 0), coalesce(a.usename::text, x.owner::text, ''),
 		       coalesce(x.gid, CASE WHEN l.pid IS NULL THEN '(a prepared transaction: see pg_prepared_xacts)' END, ''),
 		       coalesce(a.application_name, ''), coalesce(a.state, ''), coalesce(x.prepared::text, '')
 		  FROM pg_locks l
 		  LEFT JOIN pg_stat_activity a ON a.pid = l.pid
 		  LEFT JOIN pg_locks xl ON l.pid IS NULL AND xl.locktype = 'transactionid' AND xl.virtualtransaction = l.virtualtransaction
 		  LEFT JOIN pg_prepared_xacts x ON x.transaction = xl.transactionid
-		 WHERE l.locktype = 'advisory' AND l.granted
-		   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-		   AND l.classid = ($1::bigint >> 32)::oid AND l.objid = ($1::bigint & 4294967295)::oid AND l.objsubid = 1
-		 ORDER BY 1, 3`, migrationLockID)
+		 WHERE l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		   AND `+match+`
+		 ORDER BY 1, 3`, arg)
 	if err != nil {
-		return nil, fmt.Errorf("gosync: who holds the migration lock: %w", err)
+		return nil, fmt.Errorf("gosync: who holds the lock: %w", err)
 	}
 	defer rows.Close()
 	var out []LockHolder
 	for rows.Next() {
 		var h LockHolder
 		if err := rows.Scan(&h.PID, &h.Role, &h.PreparedGID, &h.Application, &h.State, &h.PreparedAt); err != nil {
-			return nil, fmt.Errorf("gosync: who holds the migration lock: %w", err)
+			return nil, fmt.Errorf("gosync: who holds the lock: %w", err)
 		}
 		out = append(out, h)
 	}

@@ -116,7 +116,7 @@ func TestFunctionMigrationRestoresPrevious(t *testing.T) {
 				{"  PERFORM sync_assert_key('partition', $1);\n", "  PERFORM sync_assert_key('partition', $1); -- changed\n"},
 				{"TO sync_writer;\n", "TO sync_writer, sync_admin;\nCOMMENT ON FUNCTION sync_touch_partition(text,text,bigint) IS 'Registers a partition; it''s a test.';\n"},
 			},
-			generated: []string{"Down restores 00021_registry_clock_bound.sql's definition", "-- changed"},
+			generated: []string{"Down restores 00021_last_red_team_findings.sql's definition", "-- changed"},
 			installed: []string{"-- changed", "sync_admin=EXECUTE,sync_writer=EXECUTE", "'Registers a partition; it''s a test.'"},
 		},
 		{

@@ -1,11 +1,11 @@
 package tests
 
-// The final red-team pass on issue 17 (branch i17-red): the barrier attacked
-// from a fresh migrated database with only the documented roles, and the
-// audit checked against bypasses its owner could make. Tests named
-// TestRedTeamFinal<What> that FAIL today are attacks that worked; the short
-// passing ones are attacks that were refused (the rest are listed in the
-// report, not kept).
+// The final red-team pass on issue 17: the barrier attacked from a fresh
+// migrated database with only the documented roles, and the audit checked
+// against bypasses its owner could make. Each TestRedTeamFinal<What> but
+// TestRedTeamFinalHeadHolds is an attack that worked before migration 00021
+// and the migrator's bounded DDL waits (each comment tells the attack as it
+// was); TestRedTeamFinalHeadHolds keeps attempts that were refused already.
 
 import (
 	"context"

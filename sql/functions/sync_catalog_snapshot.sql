@@ -7,9 +7,14 @@
 --             owned by the owner role or a sync role; object = name(identity
 --             args), schema-qualified outside the sync schema; definition =
 --             sha256 of pg_get_functiondef (body, SECURITY DEFINER, SET, ...)
---   relation  every sync_* table, view, sequence of the sync schema;
---             definition = sha256 of a view's query, a table's row-level
---             security and policies
+--   relation  every sync_* table, view, sequence of the sync schema, and the
+--             version table gosync_db_version; definition = sha256 of a
+--             view's query; for a table its row-level security and policies,
+--             and digests of its columns (type, NOT NULL, default: a default
+--             writer_version would let an old writer pass the fence), its
+--             constraints and indexes (a dropped primary key allows two
+--             commits at one seq), its rules (DO INSTEAD NOTHING swallows
+--             changes) and its inheritance children (the fence reads them)
 --   trigger   every trigger on those relations; definition = pg_get_triggerdef
 --             (events, function, WHEN), state = tgenabled
 --   member    every role that is (transitively) a member of the owner role
@@ -40,11 +45,14 @@ AS $$
             OR (p.prosecdef AND n.nspname NOT IN ('pg_catalog', 'information_schema')
                 AND (p.proowner = (SELECT owner FROM schema)
                      OR pg_get_userbyid(p.proowner) IN ('sync_reader', 'sync_writer', 'sync_backfill', 'sync_admin'))))
+       -- A session's own temp function runs as its creator: no one gains a
+       -- privilege through it, and any login could make the audit red.
+       AND n.nspname !~ '^pg_(toast_)?temp_'
        AND NOT EXISTS (SELECT 1 FROM pg_depend d
                         WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
   ), rels AS (
     SELECT c.oid, c.relname, c.relkind, c.relowner, c.relacl, c.relrowsecurity, c.relforcerowsecurity FROM pg_class c
-     WHERE c.relnamespace = (SELECT oid FROM schema) AND c.relname LIKE 'sync\_%'
+     WHERE c.relnamespace = (SELECT oid FROM schema) AND (c.relname LIKE 'sync\_%' OR c.relname = 'gosync_db_version')
        AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
   )
   SELECT 'function',
@@ -65,6 +73,9 @@ AS $$
                           || CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END
                    FROM aclexplode(coalesce(r.relacl, acldefault(CASE r.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", r.relowner))) a
                   WHERE a.grantee <> r.relowner
+                    -- The version table's readers are the migrator's to grant
+                    -- (GrantVersionTable, after goose); its writers are not.
+                    AND (r.relname <> 'gosync_db_version' OR a.privilege_type <> 'SELECT')
                  UNION ALL
                  SELECT CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END || ' ' || a.privilege_type
                           || ' (' || t.attname || ')' || CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END
@@ -82,7 +93,24 @@ AS $$
                        SELECT string_agg(p.polname || ' ' || left(encode(sha256(convert_to(concat_ws(' ', p.polcmd, p.polpermissive,
                                 p.polroles::text, pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid)), 'UTF8')), 'hex'), 16),
                               ', ' ORDER BY p.polname)
-                         FROM pg_policy p WHERE p.polrelid = r.oid), '') END,
+                         FROM pg_policy p WHERE p.polrelid = r.oid), '')
+                  || '; columns ' || left(encode(sha256(convert_to(coalesce((
+                       SELECT string_agg(concat_ws(' ', t.attname, format_type(t.atttypid, t.atttypmod), t.attnotnull,
+                                                   pg_get_expr(d.adbin, d.adrelid)), ', ' ORDER BY t.attnum)
+                         FROM pg_attribute t LEFT JOIN pg_attrdef d ON d.adrelid = t.attrelid AND d.adnum = t.attnum
+                        WHERE t.attrelid = r.oid AND t.attnum > 0 AND NOT t.attisdropped), ''), 'UTF8')), 'hex'), 16)
+                  || '; constraints ' || left(encode(sha256(convert_to(coalesce((
+                       SELECT string_agg(k.conname || ' ' || pg_get_constraintdef(k.oid), ', ' ORDER BY k.conname)
+                         FROM pg_constraint k WHERE k.conrelid = r.oid), ''), 'UTF8')), 'hex'), 16)
+                  || '; indexes ' || left(encode(sha256(convert_to(coalesce((
+                       SELECT string_agg(pg_get_indexdef(i.indexrelid), ', ' ORDER BY i.indexrelid::regclass::text)
+                         FROM pg_index i WHERE i.indrelid = r.oid), ''), 'UTF8')), 'hex'), 16)
+                  || '; rules ' || coalesce((
+                       SELECT string_agg(w.rulename || ' ' || left(encode(sha256(convert_to(pg_get_ruledef(w.oid), 'UTF8')), 'hex'), 16), ', ' ORDER BY w.rulename)
+                         FROM pg_rewrite w WHERE w.ev_class = r.oid), 'none')
+                  || '; children ' || coalesce((
+                       SELECT string_agg(h.inhrelid::regclass::text, ', ' ORDER BY h.inhrelid::regclass::text)
+                         FROM pg_inherits h WHERE h.inhparent = r.oid), 'none') END,
          r.relkind::text
     FROM rels r
   UNION ALL

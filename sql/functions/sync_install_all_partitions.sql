@@ -54,6 +54,17 @@ BEGIN
   IF cardinality($1) = 0 THEN
     RETURN 0;
   END IF;
+  -- A partition row no function can name (adopted data, or stored before
+  -- 00021 refused such names) would fail the install for every partition:
+  -- name it, so the owner can deal with it.
+  SELECT p.partition INTO bad FROM sync_partitions p
+   WHERE p.partition = '' OR length(p.partition) > 512 LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'invalid argument: partition % (% characters) cannot be declared: names are non-empty and at most 512 characters',
+      quote_literal(left(bad, 40) || CASE WHEN length(bad) > 40 THEN '...' ELSE '' END), length(bad)
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'As the owner, delete the partition row (and its log) or move its history to a valid name; then retry the bump.';
+  END IF;
 
   INSERT INTO sync_all_partition_checkpoints AS a (id, names, schema_versions, updated_at_ms)
   SELECT 1, coalesce(array_agg(m.n ORDER BY m.n), '{}'), coalesce(array_agg(m.v ORDER BY m.n), '{}'), stamp

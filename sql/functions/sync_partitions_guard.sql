@@ -23,6 +23,11 @@
 -- head that has its commit (or is at or below the horizon) cannot be
 -- filled: no mark is needed.
 --
+-- A new partition's name is a key like every other name (non-empty, at most
+-- 512 characters): the writer's INSERT grant would otherwise store any text,
+-- and a row no function can name blocks every declaration for every
+-- partition (sync_install_all_partitions) until the owner deletes it.
+--
 -- The triggers fire it only through their WHEN conditions, so a legal
 -- allocation pays no function call.
 CREATE OR REPLACE FUNCTION sync_partitions_guard()
@@ -31,6 +36,12 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 BEGIN
+  IF TG_OP OPERATOR(pg_catalog.=) 'INSERT'
+     AND (NEW.partition OPERATOR(pg_catalog.=) '' OR pg_catalog.length(NEW.partition) OPERATOR(pg_catalog.>) 512) THEN
+    RAISE EXCEPTION 'invalid argument: partition must be a non-empty string of at most 512 characters (got % characters)',
+      pg_catalog.length(NEW.partition)
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
   IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
      AND NEW.partition OPERATOR(pg_catalog.=) OLD.partition
      AND NEW.max_commit_seq OPERATOR(pg_catalog.=) OLD.max_commit_seq

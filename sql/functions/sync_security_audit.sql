@@ -188,7 +188,8 @@ AS $$
       (24, 'sync roles cannot create objects in the sync schema or public', 'none can'),
       (25, 'no prepared transaction holds a sync table or an advisory lock', 'none'),
       (26, 'max_prepared_transactions is 0', 'max_prepared_transactions = 0'),
-      (27, 'who can bypass the barrier', '')
+      (27, 'who can bypass the barrier', ''),
+      (28, 'every checkpoint''s partition is fenced at its version', 'every fence at or above its checkpoints'' versions')
   ), findings(check_name, object, detail, severity) AS (
     SELECT 'function definitions match the record', c.object,
            format('its definition (body, SECURITY DEFINER, SET) is not the one recorded: sha256 %s, recorded %s',
@@ -315,6 +316,19 @@ AS $$
                   'here needs two-phase commit, and watch the row above', current_setting('max_prepared_transactions')),
            'warn'
      WHERE current_setting('max_prepared_transactions')::int > 0
+    UNION ALL
+    -- Data, not catalog: a fence lowered under a declared projection (only
+    -- the owner can write the fence; nothing in gosync lowers one) lets old
+    -- writers append what the projection misses. One pass over the
+    -- checkpoints, a primary-key probe each; at most 100 rows named.
+    SELECT 'every checkpoint''s partition is fenced at its version', c.partition || ' / ' || c.name,
+           format('checkpoint %L of partition %L is at schema version %s, but the partition''s fence is %s',
+                  c.name, c.partition, c.schema_version, coalesce(f.required_writer_version::text, 'absent')), 'fail'
+      FROM (SELECT k.partition, k.name, k.schema_version FROM sync_backfill_checkpoints k
+             WHERE NOT EXISTS (SELECT 1 FROM sync_writer_fence w
+                                WHERE w.partition = k.partition AND w.required_writer_version >= k.schema_version)
+             ORDER BY k.partition, k.name LIMIT 100) c
+      LEFT JOIN sync_writer_fence f ON f.partition = c.partition
     UNION ALL
     SELECT 'who can bypass the barrier', NULL,
            concat_ws('; ',

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 	"github.com/gosync/gosync/internal/sqlref"
 	sqlfiles "github.com/gosync/gosync/sql"
@@ -234,4 +235,62 @@ func TestSQLReferenceExamplesRun(t *testing.T) {
 	if n < 26 {
 		t.Errorf("%d examples; every API function has one", n)
 	}
+}
+
+// TestSQLReferenceMigrationDown: 00022 comments every object and its Down
+// removes every comment it wrote, leaving the catalog as 00021 left it and
+// the audit clean both ways.
+func TestSQLReferenceMigrationDown(t *testing.T) {
+	t.Parallel()
+	const version = 22 // 00022_sql_reference.sql
+	ctx := context.Background()
+	d := pgtest.NewEmpty(t)
+	p, err := gosync.NewMigrator(ctx, d.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.UpTo(ctx, version-1); err != nil {
+		t.Fatal(err)
+	}
+	beforeCatalog, beforeComments := dumpWholeCatalog(t, d.Pool), everyComment(t, d.Pool)
+	if strings.Contains(beforeComments, "IS '") {
+		t.Fatalf("comments before %d:\n%s", version, beforeComments)
+	}
+	if _, err := p.UpTo(ctx, version); err != nil {
+		t.Fatal(err)
+	}
+	assertAuditClean(t, d.Pool)
+	if up := everyComment(t, d.Pool); strings.Contains(up, "IS NULL") {
+		t.Fatalf("objects without a comment after %d:\n%s", version, up)
+	}
+	if _, err := p.DownTo(ctx, version-1); err != nil {
+		t.Fatal(err)
+	}
+	assertAuditClean(t, d.Pool)
+	if after := everyComment(t, d.Pool); after != beforeComments {
+		t.Fatalf("comments after %d up/down differ:\n%s", version, lineDiff(beforeComments, after))
+	}
+	if after := dumpWholeCatalog(t, d.Pool); after != beforeCatalog {
+		t.Fatalf("catalog after %d up/down differs:\n%s", version, lineDiff(beforeCatalog, after))
+	}
+}
+
+// everyComment is one line per function, sync_* relation and trigger of
+// the schema: "<object> IS '<comment>'" or "<object> IS NULL".
+func everyComment(t *testing.T, q rowsQuerier) string {
+	t.Helper()
+	return queryLines(t, q, `
+	SELECT o || coalesce(' IS ' || quote_literal(c), ' IS NULL') FROM (
+	  SELECT 'function ' || p.oid::regprocedure, obj_description(p.oid, 'pg_proc')
+	    FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace
+	  UNION ALL
+	  SELECT 'relation ' || c.relname, obj_description(c.oid, 'pg_class')
+	    FROM pg_class c
+	   WHERE c.relnamespace = current_schema()::regnamespace AND c.relname LIKE 'sync\_%'
+	     AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+	  UNION ALL
+	  SELECT 'trigger ' || t.tgname || ' on ' || t.tgrelid::regclass, obj_description(t.oid, 'pg_trigger')
+	    FROM pg_trigger t WHERE NOT t.tgisinternal AND t.tgrelid::regclass::text LIKE 'sync\_%'
+	) x(o, c) ORDER BY 1`)
 }

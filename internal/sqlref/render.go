@@ -35,6 +35,7 @@ func IsInternal(comment string) bool { return strings.HasPrefix(comment, Interna
 var (
 	callRE   = regexp.MustCompile(`\b(sync(?:ular)?_[a-z_]+)\s*\(`)
 	writeRE  = regexp.MustCompile(`(?i)\b(INSERT\s+INTO|UPDATE)\s+(?:@extschema@\.)?(sync_[a-z_]+)`)
+	stringRE = regexp.MustCompile(`'(?:[^']|'')*'`)
 	eventsRE = regexp.MustCompile(`^CREATE TRIGGER \S+ (?:BEFORE|AFTER) (.+?) ON `)
 )
 
@@ -266,6 +267,7 @@ func callGraph(cat *Catalog, sources map[string]Source, fns map[string]Function)
 	}
 	out := map[string][]string{}
 	for name, src := range sources {
+		code := stringRE.ReplaceAllString(src.Body, "''") // a HINT naming a function calls nothing
 		seen := map[string]bool{name: true}
 		add := func(n string) {
 			if _, ok := fns[n]; ok && !seen[n] {
@@ -273,10 +275,10 @@ func callGraph(cat *Catalog, sources map[string]Source, fns map[string]Function)
 				out[name] = append(out[name], n)
 			}
 		}
-		for _, m := range callRE.FindAllStringSubmatch(src.Body, -1) {
+		for _, m := range callRE.FindAllStringSubmatch(code, -1) {
 			add(m[1])
 		}
-		for _, m := range writeRE.FindAllStringSubmatch(src.Body, -1) {
+		for _, m := range writeRE.FindAllStringSubmatch(code, -1) {
 			ev := "UPDATE"
 			if strings.HasPrefix(strings.ToUpper(m[1]), "INSERT") {
 				ev = "INSERT"

@@ -7,6 +7,7 @@ BIN := $(CURDIR)/bin
 TOOLS := $(BIN)/sqlc $(BIN)/goose $(BIN)/benchstat
 
 .PHONY: demo run test fuzz deps tools generate check-generated lint bench db
+.PHONY: docs
 
 ## demo: the whole migration barrier, step by step (a throwaway local Postgres without DATABASE_URL; with it, an empty database)
 demo: deps
@@ -48,6 +49,10 @@ generate: $(BIN)/sqlc
 ## check-generated: fail when internal/db/ is stale (someone edited SQL without `make generate`)
 check-generated: $(BIN)/sqlc
 	@$(BIN)/sqlc diff || { echo "internal/db/ is stale: run 'make generate' and commit the result" >&2; exit 1; }
+
+## docs: regenerate docs/sql.md (the SQL reference) from a migrated database and sql/ (a test fails when it is stale)
+docs: deps $(BIN)/goose
+	GOOSE_BIN=$(BIN)/goose go test -count=1 -run '^TestSQLReferenceIsCurrent$$' ./tests -update
 
 ## lint: gofmt + go vet
 lint:

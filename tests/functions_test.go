@@ -17,12 +17,12 @@ import (
 var createFunction = regexp.MustCompile(`(?m)^CREATE OR REPLACE FUNCTION ([a-z_]+)\(`)
 
 // TestMigratedFunctionsAreCanonical proves the migrated database runs exactly
-// the functions in sql/functions/, hardening included: re-applying every
-// canonical file inside a transaction, after every function's SECURITY
-// DEFINER, SET clauses and grants were scrambled, restores every function
-// definition (body, SECURITY DEFINER, pinned search_path) and every grant as
-// migrated, and adds none; and every function of the schema has a canonical
-// file.
+// the functions in sql/functions/, hardening and comment included:
+// re-applying every canonical file inside a transaction, after every
+// function's SECURITY DEFINER, SET clauses, grants and comment were
+// scrambled, restores every function definition (body, SECURITY DEFINER,
+// pinned search_path), every grant and every comment as migrated, and adds
+// none; and every function of the schema has a canonical file.
 func TestMigratedFunctionsAreCanonical(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -39,8 +39,9 @@ func TestMigratedFunctionsAreCanonical(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	// Scramble what CREATE OR REPLACE keeps (grants) and what it resets
-	// (SECURITY DEFINER, SET), so only the canonical files can restore them.
+	// Scramble what CREATE OR REPLACE keeps (grants, the comment) and what
+	// it resets (SECURITY DEFINER, SET), so only the canonical files can
+	// restore them.
 	if _, err := tx.Exec(ctx, `DO $$
 		DECLARE f regprocedure;
 		BEGIN
@@ -48,6 +49,7 @@ func TestMigratedFunctionsAreCanonical(t *testing.T) {
 		    EXECUTE format('ALTER FUNCTION %s SECURITY INVOKER', f);
 		    EXECUTE format('ALTER FUNCTION %s RESET ALL', f);
 		    EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin', f);
+		    EXECUTE format('COMMENT ON FUNCTION %s IS %L', f, 'scrambled');
 		  END LOOP;
 		END $$`); err != nil {
 		t.Fatal(err)
@@ -98,7 +100,7 @@ func TestMigratedFunctionsAreCanonical(t *testing.T) {
 
 // functionDefinitions is every function of the schema as the canonical files
 // state it, by signature: its definition, then one line per grant to a role
-// other than its owner.
+// other than its owner, then its comment.
 func functionDefinitions(t *testing.T, q rowsQuerier) map[string]string {
 	t.Helper()
 	rows, err := q.Query(context.Background(), `
@@ -107,6 +109,7 @@ func functionDefinitions(t *testing.T, q rowsQuerier) map[string]string {
 	                           ORDER BY CASE WHEN a.grantee = 0 THEN '' ELSE pg_get_userbyid(a.grantee) END)
 	           FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
 	          WHERE a.grantee <> p.proowner AND a.privilege_type = 'EXECUTE'), '')
+	       || coalesce(E'\nCOMMENT ' || obj_description(p.oid, 'pg_proc'), E'\nno comment')
 	  FROM pg_proc p
 	 WHERE p.pronamespace = current_schema()::regnamespace`)
 	if err != nil {

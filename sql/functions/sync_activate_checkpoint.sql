@@ -63,3 +63,12 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_activate_checkpoint(text,text,bigint,bigint,text[],bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_activate_checkpoint(text,text,bigint,bigint,text[],bigint) TO sync_admin, sync_backfill;
+COMMENT ON FUNCTION sync_activate_checkpoint(text,text,bigint,bigint,text[],bigint) IS 'Activate a backfilling checkpoint under the partition lock: fence, owner, exact watermark, coverage check. Returns activated (final), stale or unverifiable; notifies sync_checkpoint_activated.';
+-- Example:
+--   BEGIN;
+--   SELECT sync_begin_schema_change();
+--   SELECT sync_set_schema_version(2, '{"todos": [{"name": "id", "type": "text", "nullable": false}]}');
+--   SELECT sync_install_checkpoint('p1', 'todos_by_owner', 2);
+--   COMMIT;
+--   SELECT owner_epoch FROM sync_claim_checkpoint('p1', 'todos_by_owner', 2);  -- 1
+--   SELECT sync_activate_checkpoint('p1', 'todos_by_owner', 1, 0, ARRAY['todos']);  -- activated

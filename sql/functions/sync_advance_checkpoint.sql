@@ -69,3 +69,9 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_advance_checkpoint(text,text,bigint,bigint,bigint,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_advance_checkpoint(text,text,bigint,bigint,bigint,bigint) TO sync_admin, sync_backfill;
+COMMENT ON FUNCTION sync_advance_checkpoint(text,text,bigint,bigint,bigint,bigint) IS 'The owner''s compare-and-set of a backfilling checkpoint''s watermark (never down, never past the head, never over pruned history), in the projection batch''s transaction. True iff it moved.';
+-- Example:
+--   SELECT * FROM sync_declare_checkpoint('p1', 'todos_by_owner', 2);
+--   SELECT owner_epoch FROM sync_claim_checkpoint('p1', 'todos_by_owner', 2);  -- 1
+--   -- in the projection batch's transaction: the owner's CAS, t or f
+--   SELECT sync_advance_checkpoint('p1', 'todos_by_owner', 1, 0, 5000);

@@ -88,3 +88,9 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_append_commit(text,text,text,text,bigint,bigint,text[],text[],smallint[],bigint[],jsonb[],bytea[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_append_commit(text,text,text,text,bigint,bigint,text[],text[],smallint[],bigint[],jsonb[],bytea[]) TO sync_writer;
+COMMENT ON FUNCTION sync_append_commit(text,text,text,text,bigint,bigint,text[],text[],smallint[],bigint[],jsonb[],bytea[]) IS 'Append one client commit (its changes, scopes and push result) at the partition''s head, stamped with writer_version; idempotent per (client_id, client_commit_id). Returns the push result as JSON.';
+-- Example:
+--   SELECT sync_append_commit('p1', 'client-1', 'commit-1', 'user-1', 1700000000000, 2,
+--     ARRAY['todos'], ARRAY['t1'], ARRAY[1]::smallint[], ARRAY[1]::bigint[],
+--     ARRAY['{"owner_id": "user-1"}']::jsonb[], ARRAY['\x7b7d']::bytea[]);
+--   -- {"status": "applied", "commitSeq": 1, "replayed": false}

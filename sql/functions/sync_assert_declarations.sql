@@ -25,3 +25,4 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_assert_declarations(text[],text[],text[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_assert_declarations(text[],text[],text[]) TO sync_reader;
+COMMENT ON FUNCTION sync_assert_declarations(text[],text[],text[]) IS 'internal: argument check of the gate functions: the three declaration arrays have no NULLs and the pair arrays one length, else 22023.';

@@ -22,3 +22,4 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_assert_key(text,text) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_assert_key(text,text) TO sync_reader;
+COMMENT ON FUNCTION sync_assert_key(text,text) IS 'internal: argument check: a partition, checkpoint or table name is a non-empty string of at most 512 characters, else 22023.';

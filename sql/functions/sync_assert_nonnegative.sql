@@ -16,3 +16,4 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_assert_nonnegative(text,bigint,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_assert_nonnegative(text,bigint,bigint) TO sync_reader;
+COMMENT ON FUNCTION sync_assert_nonnegative(text,bigint,bigint) IS 'internal: argument check: an epoch, watermark, count or seq is not NULL and not below min_value, else 22023.';

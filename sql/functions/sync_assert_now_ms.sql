@@ -25,3 +25,4 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_assert_now_ms(text,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_assert_now_ms(text,bigint) TO sync_reader;
+COMMENT ON FUNCTION sync_assert_now_ms(text,bigint) IS 'internal: argument check and default of every now_ms: NULL is the database clock; more than 5 minutes from it is 22023. Returns the stamp to store.';

@@ -42,3 +42,4 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_assert_source_tables(text[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_assert_source_tables(text[]) TO sync_reader;
+COMMENT ON FUNCTION sync_assert_source_tables(text[]) IS 'internal: argument check of an activation''s sources: at least one table, each a table of the stored schema (sync_schema_meta layouts), else 22023.';

@@ -21,3 +21,4 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_assert_sources(text[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_assert_sources(text[]) TO sync_reader;
+COMMENT ON FUNCTION sync_assert_sources(text[]) IS 'internal: argument check of a source table list: a non-NULL array of keys (empty is allowed), else 22023.';

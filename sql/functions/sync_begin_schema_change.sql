@@ -45,3 +45,10 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_begin_schema_change() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_begin_schema_change() TO sync_admin;
+COMMENT ON FUNCTION sync_begin_schema_change() IS 'First statement of a schema-bump transaction: the migration lock (EXCLUSIVE on sync_partitions), writers wait, reads go on. Bounded wait (5s without lock_timeout); a timeout (55P03) names the holders.';
+-- Example:
+--   BEGIN;
+--   SELECT sync_begin_schema_change();  -- writers wait from here to COMMIT
+--   SELECT sync_set_schema_version(2, '{"todos": [{"name": "id", "type": "text", "nullable": false}]}');
+--   SELECT sync_install_checkpoints(ARRAY['p1'], ARRAY['todos_by_owner'], 2);
+--   COMMIT;

@@ -124,3 +124,4 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION sync_catalog_snapshot() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_catalog_snapshot() TO sync_reader;
+COMMENT ON FUNCTION sync_catalog_snapshot() IS 'internal: the security-relevant state of every gosync object (functions, relations, triggers, owner-role members) in the shape of sync_installed_catalog, for the audit.';

@@ -58,3 +58,4 @@ BEGIN
 END;
 $$;
 REVOKE ALL ON FUNCTION sync_changes_follow_commit() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+COMMENT ON FUNCTION sync_changes_follow_commit() IS 'internal: AFTER INSERT trigger of sync_changes and sync_change_scopes: a change belongs to a commit this transaction appended, and its op is 1 or 2 (sync.storage.change_without_commit, change_op_rejected).';

@@ -121,3 +121,6 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_check_schema_version(bigint,text) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_check_schema_version(bigint,text) TO sync_reader;
+COMMENT ON FUNCTION sync_check_schema_version(bigint,text) IS 'The schema-marker rules, read-only: absent, older or same for a configured (schema_version, layouts); a newer stored version or differing layouts raise 55000 in the upstream server''s words.';
+-- Example:
+--   SELECT sync_check_schema_version(2, '{"todos": [{"name": "id", "type": "text", "nullable": false}]}');  -- absent

@@ -52,3 +52,7 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_claim_checkpoint(text,text,integer,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_claim_checkpoint(text,text,integer,bigint) TO sync_admin, sync_backfill;
+COMMENT ON FUNCTION sync_claim_checkpoint(text,text,integer,bigint) IS 'Claim a declared (or backfilling) checkpoint for a backfill worker: a new owner_epoch, state backfilling. sync.storage.checkpoint_not_declared when missing, activated or at another version.';
+-- Example:
+--   SELECT * FROM sync_declare_checkpoint('p1', 'todos_by_owner', 2);
+--   SELECT * FROM sync_claim_checkpoint('p1', 'todos_by_owner', 2);  -- owner_epoch 1, backfilling

@@ -59,3 +59,7 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_claim_next_checkpoint(text,integer,bigint,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_claim_next_checkpoint(text,integer,bigint,bigint) TO sync_admin, sync_backfill;
+COMMENT ON FUNCTION sync_claim_next_checkpoint(text,integer,bigint,bigint) IS 'A fleet worker''s claim: the next checkpoint of a projection that no live worker owns (declared, or its lease_ms expired), with SKIP LOCKED; no row when none is claimable.';
+-- Example:
+--   SELECT * FROM sync_declare_checkpoint('p1', 'todos_by_owner', 2);
+--   SELECT partition, owner_epoch FROM sync_claim_next_checkpoint('todos_by_owner', 2, 60000);  -- p1 | 1

@@ -18,3 +18,6 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_declare_checkpoint(text,text,integer,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_declare_checkpoint(text,text,integer,bigint) TO sync_admin;
+COMMENT ON FUNCTION sync_declare_checkpoint(text,text,integer,bigint) IS 'Declare a backfill checkpoint and raise its partition''s writer fence in one transaction (never re-declares, never lowers a fence). Returns the stored row.';
+-- Example:
+--   SELECT * FROM sync_declare_checkpoint('p1', 'todos_by_owner', 2);  -- the declared row; fence >= 2

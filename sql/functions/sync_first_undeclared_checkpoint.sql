@@ -66,3 +66,8 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_first_undeclared_checkpoint(integer,text[],text[],text[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_first_undeclared_checkpoint(integer,text[],text[],text[]) TO sync_reader;
+COMMENT ON FUNCTION sync_first_undeclared_checkpoint(integer,text[],text[],text[]) IS 'The first pending checkpoint of schema_version, by (partition, name), that the declarations do not cover; one row of NULLs when none. Index-driven.';
+-- Example:
+--   SELECT * FROM sync_declare_checkpoint('p1', 'todos_by_owner', 2);
+--   SELECT * FROM sync_first_undeclared_checkpoint(2);  -- p1 | todos_by_owner
+--   SELECT * FROM sync_first_undeclared_checkpoint(2, ARRAY['todos_by_owner']);  -- NULL | NULL

@@ -87,3 +87,9 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_install_all_partitions(text[],integer,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_install_all_partitions(text[],integer,bigint) TO sync_admin;
+COMMENT ON FUNCTION sync_install_all_partitions(text[],integer,bigint) IS 'In a schema bump (READ COMMITTED, after sync_begin_schema_change): declare projections for every partition, now and later. Returns how many checkpoints were newly declared.';
+-- Example:
+--   BEGIN ISOLATION LEVEL READ COMMITTED;
+--   SELECT sync_begin_schema_change();
+--   SELECT sync_install_all_partitions(ARRAY['todos_by_owner'], 2);  -- checkpoints newly declared
+--   COMMIT;

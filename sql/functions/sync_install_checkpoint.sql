@@ -20,3 +20,6 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_install_checkpoint(text,text,integer,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_install_checkpoint(text,text,integer,bigint) TO sync_admin;
+COMMENT ON FUNCTION sync_install_checkpoint(text,text,integer,bigint) IS 'Insert one declared checkpoint and raise its fence in the caller''s transaction (sync_install_checkpoints for one pair), e.g. in a DBA''s schema bump.';
+-- Example:
+--   SELECT sync_install_checkpoint('p1', 'todos_by_owner', 2);

@@ -69,3 +69,6 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_install_checkpoints(text[],text[],integer,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_install_checkpoints(text[],text[],integer,bigint) TO sync_admin;
+COMMENT ON FUNCTION sync_install_checkpoints(text[],text[],integer,bigint) IS 'Install many declarations (partitions[i], names[i]) and raise their fences, set-based, in the caller''s transaction. Returns how many rows were newly declared.';
+-- Example:
+--   SELECT sync_install_checkpoints(ARRAY['p1', 'p2'], ARRAY['todos_by_owner', 'todos_by_owner'], 2);  -- 2

@@ -21,3 +21,4 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_lock_partition(text) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_lock_partition(text) TO sync_writer;
+COMMENT ON FUNCTION sync_lock_partition(text) IS 'internal: the partition row lock (SELECT ... FOR UPDATE on sync_partitions, inserting the row when missing) that pushes and activations take.';

@@ -26,3 +26,4 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_lock_schema_marker() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_lock_schema_marker() TO sync_writer;
+COMMENT ON FUNCTION sync_lock_schema_marker() IS 'internal: sync_push''s FOR SHARE lock of the schema marker outside READ COMMITTED, so a snapshot older than a bump fails with 40001. Returns the stored version.';

@@ -10,3 +10,4 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION sync_now_ms() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_now_ms() TO sync_reader;
+COMMENT ON FUNCTION sync_now_ms() IS 'internal: the database clock in epoch milliseconds, the default of every now_ms argument.';

@@ -76,3 +76,4 @@ BEGIN
 END;
 $$;
 REVOKE ALL ON FUNCTION sync_partition_created() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+COMMENT ON FUNCTION sync_partition_created() IS 'internal: AFTER INSERT trigger of sync_partitions: a new partition gets the fence and the checkpoints declared for every partition (sync_all_partition_checkpoints).';

@@ -87,3 +87,4 @@ BEGIN
 END;
 $$;
 REVOKE ALL ON FUNCTION sync_partitions_guard() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+COMMENT ON FUNCTION sync_partitions_guard() IS 'internal: BEFORE INSERT/UPDATE trigger of sync_partitions (through WHEN): max_commit_seq moves by one allocation, the horizon never falls nor passes the head, touches are the owner''s (sync.storage.partition_seq_rejected).';

@@ -31,3 +31,7 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_prune_log(text,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_prune_log(text,bigint) TO sync_admin;
+COMMENT ON FUNCTION sync_prune_log(text,bigint) IS 'Prune a partition''s log through through_seq (commits, changes, change scopes) and raise horizon_seq to it, under the partition lock. Returns the new horizon.';
+-- Example:
+--   SELECT sync_touch_partition('p1');
+--   SELECT sync_prune_log('p1', 0);  -- the new horizon

@@ -63,3 +63,10 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_push(text,integer,text,text[],text[],text[],text,text,text,bigint,text[],text[],smallint[],bigint[],jsonb[],bytea[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_push(text,integer,text,text[],text[],text[],text,text,text,bigint,text[],text[],smallint[],bigint[],jsonb[],bytea[]) TO sync_writer;
+COMMENT ON FUNCTION sync_push(text,integer,text,text[],text[],text[],text,text,text,bigint,text[],text[],smallint[],bigint[],jsonb[],bytea[]) IS 'A push in one round trip: partition lock, the refusal rule (sync_serve_check), then sync_append_commit at the running schema version. One row: refusal NULL and result, or the refusal and result NULL.';
+-- Example:
+--   SELECT refusal, result FROM sync_push('p1', 0, NULL, '{}', '{}', '{}',
+--     'client-1', 'commit-1', 'user-1', 1700000000000,
+--     ARRAY['todos'], ARRAY['t1'], ARRAY[1]::smallint[], ARRAY[1]::bigint[],
+--     ARRAY['{"owner_id": "user-1"}']::jsonb[], ARRAY['\x7b7d']::bytea[]);
+--   -- refusal NULL, result {"status": "applied", ...}; or refusal schema / epoch / checkpoint

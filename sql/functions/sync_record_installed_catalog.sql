@@ -23,3 +23,6 @@ BEGIN
 END;
 $$;
 REVOKE ALL ON FUNCTION sync_record_installed_catalog() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+COMMENT ON FUNCTION sync_record_installed_catalog() IS 'Record the installed catalog (sync_catalog_snapshot) that sync_security_audit compares with; every migration ends with it. Owner only. Returns the number of objects recorded.';
+-- Example:
+--   SELECT sync_record_installed_catalog();  -- as the owner, after a deliberate change

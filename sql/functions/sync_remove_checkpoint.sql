@@ -50,3 +50,7 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_remove_checkpoint(text,text) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_remove_checkpoint(text,text) TO sync_admin;
+COMMENT ON FUNCTION sync_remove_checkpoint(text,text) IS 'Undo a mistaken declare: remove a checkpoint that is not activated and return it; the fence stays. sync.storage.checkpoint_activated or checkpoint_not_declared otherwise.';
+-- Example:
+--   SELECT * FROM sync_declare_checkpoint('p1', 'todos_by_owner', 2);
+--   SELECT * FROM sync_remove_checkpoint('p1', 'todos_by_owner');  -- the removed row

@@ -27,3 +27,6 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_rotate_log_epoch(text,text,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_rotate_log_epoch(text,text,bigint) TO sync_admin;
+COMMENT ON FUNCTION sync_rotate_log_epoch(text,text,bigint) IS 'Give a partition a new log epoch (epoch_required) and delete its client cursors, so clients re-bootstrap. Returns the registry row.';
+-- Example:
+--   SELECT log_epoch, epoch_required FROM sync_rotate_log_epoch('p1');  -- a new UUID | t

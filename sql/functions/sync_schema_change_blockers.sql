@@ -34,3 +34,6 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION sync_schema_change_blockers() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_schema_change_blockers() TO sync_reader;
+COMMENT ON FUNCTION sync_schema_change_blockers() IS 'Who holds a lock the migration lock conflicts with: one row per session (pid) or prepared transaction (prepared_gid), with role, lock_modes and since.';
+-- Example:
+--   SELECT * FROM sync_schema_change_blockers();

@@ -355,3 +355,6 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION sync_security_audit() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_security_audit() TO sync_reader;
+COMMENT ON FUNCTION sync_security_audit() IS 'The security posture for a DBA: one row per check (one per offending object when it fails). SELECT * FROM sync_security_audit() WHERE NOT ok; is empty when healthy.';
+-- Example:
+--   SELECT * FROM sync_security_audit() WHERE NOT ok;  -- no rows when healthy

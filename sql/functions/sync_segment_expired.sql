@@ -15,3 +15,6 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION sync_segment_expired(text,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_segment_expired(text,bigint) TO sync_reader;
+COMMENT ON FUNCTION sync_segment_expired(text,bigint) IS 'True when a segment minted at segment_schema_version is expired (sync.segment_expired): the partition has a checkpoint of a newer schema version.';
+-- Example:
+--   SELECT sync_segment_expired('p1', 1);  -- f

@@ -74,3 +74,7 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_serve_check(text,integer,text,text[],text[],text[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_serve_check(text,integer,text,text[],text[],text[]) TO sync_reader;
+COMMENT ON FUNCTION sync_serve_check(text,integer,text,text[],text[],text[]) IS 'The refusal rule of one request, in one row: refusal NULL (serve), schema, epoch or checkpoint, the first that applies. Index-driven: same cost whatever is pending.';
+-- Example:
+--   SELECT * FROM sync_serve_check('p1', 2, NULL, ARRAY['todos_by_owner']);
+--   -- refusal schema: the stored version (0) is not the running one (2)

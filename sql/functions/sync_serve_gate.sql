@@ -28,3 +28,6 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION sync_serve_gate(text,integer) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_serve_gate(text,integer) TO sync_reader;
+COMMENT ON FUNCTION sync_serve_gate(text,integer) IS 'The serve gate''s raw inputs for DBAs: stored schema version, log epoch and every pending checkpoint of the running version (not for request paths: use sync_serve_check).';
+-- Example:
+--   SELECT * FROM sync_serve_gate('p1', 2);

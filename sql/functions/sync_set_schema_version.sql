@@ -29,3 +29,9 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_set_schema_version(bigint,text) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_set_schema_version(bigint,text) TO sync_admin;
+COMMENT ON FUNCTION sync_set_schema_version(bigint,text) IS 'Write the schema marker inside a schema bump (after sync_begin_schema_change): never down; same layouts at the same version (the rules of sync_check_schema_version).';
+-- Example:
+--   BEGIN;
+--   SELECT sync_begin_schema_change();
+--   SELECT sync_set_schema_version(2, '{"todos": [{"name": "id", "type": "text", "nullable": false}]}');
+--   COMMIT;

@@ -42,3 +42,6 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_source_changes_above(text,text[],bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_source_changes_above(text,text[],bigint) TO sync_reader;
+COMMENT ON FUNCTION sync_source_changes_above(text,text[],bigint) IS 'Coverage check: changed (a source change above seq), unverifiable (none, but the log is pruned past seq) or clean.';
+-- Example:
+--   SELECT sync_source_changes_above('p1', ARRAY['todos'], 0);  -- clean

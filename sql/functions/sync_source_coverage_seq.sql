@@ -20,3 +20,6 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_source_coverage_seq(text,text[]) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_source_coverage_seq(text,text[]) TO sync_reader;
+COMMENT ON FUNCTION sync_source_coverage_seq(text,text[]) IS 'The highest commit_seq of any change to the source tables in the partition, 0 when none: the watermark a backfill must reach.';
+-- Example:
+--   SELECT sync_source_coverage_seq('p1', ARRAY['todos']);  -- 0

@@ -24,3 +24,6 @@ END;
 $$;
 REVOKE ALL ON FUNCTION sync_touch_partition(text,text,bigint) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_touch_partition(text,text,bigint) TO sync_writer;
+COMMENT ON FUNCTION sync_touch_partition(text,text,bigint) IS 'Register a partition on first use with its first log epoch (a fresh UUID unless given) and stamp its last authentication. Returns the registry row.';
+-- Example:
+--   SELECT * FROM sync_touch_partition('p1');

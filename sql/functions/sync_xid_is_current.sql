@@ -35,3 +35,4 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION sync_xid_is_current(xid) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_xid_is_current(xid) TO PUBLIC;
+COMMENT ON FUNCTION sync_xid_is_current(xid) IS 'internal: true when xid (a row version''s xmin) is the current transaction or one of its savepoints; the triggers carry its expression written out.';

@@ -95,3 +95,4 @@ BEGIN
 END;
 $$;
 REVOKE ALL ON FUNCTION syncular_writer_fence() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+COMMENT ON FUNCTION syncular_writer_fence() IS 'internal: BEFORE INSERT trigger of sync_commits: the writer fence (sync.storage.writer_fence_rejected) and head-only appends (sync.storage.commit_not_at_head), for every writer.';

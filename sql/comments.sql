@@ -1,0 +1,32 @@
+-- The comments on gosync's tables, views, sequences and triggers (a
+-- function's comment is in its canonical file in sql/functions/), so `\d+`
+-- and `\dd` explain every object in the database. The migrations carry these
+-- statements verbatim (00022 first); tests/functions_test.go proves the
+-- migrated database has exactly these comments. A comment changes no column:
+-- the upstream server's tables stay compatible. One statement per line.
+COMMENT ON TABLE sync_partitions IS 'One partition''s head: max_commit_seq (the last allocated commit seq) and horizon_seq (the log is pruned through it). Its row lock is the push lock.';
+COMMENT ON TABLE sync_partition_registry IS 'One registered partition: its log_epoch (rotated by sync_rotate_log_epoch: clients re-bootstrap), epoch_required and last authentication.';
+COMMENT ON TABLE sync_commits IS 'One client commit at (partition, commit_seq), stamped with writer_version (the writer''s schema version); appended only at the head, above the writer fence.';
+COMMENT ON TABLE sync_changes IS 'One row change of a commit (idx = its position): table, row id, op (1 upsert, 2 delete), row version, scopes and payload.';
+COMMENT ON TABLE sync_change_scopes IS 'One scope value (var, value) of a change to table tbl in commit commit_seq: the index pulls read by scope.';
+COMMENT ON TABLE sync_push_results IS 'The stored answer to one client commit (client_id, client_commit_id): a replay returns it.';
+COMMENT ON TABLE sync_row_scopes IS 'Upstream server state: one scope value (var, value) of a current row; gosync keeps its shape only.';
+COMMENT ON TABLE sync_clients IS 'Upstream server state: one client of a partition with its actor, wire version, cursor and subscriptions; sync_rotate_log_epoch deletes them.';
+COMMENT ON TABLE sync_blob_refs IS 'Upstream server state: one reference from a row to a blob; gosync keeps its shape only.';
+COMMENT ON TABLE sync_tombstones IS 'Upstream storage shape: one deleted row and the commit seq of its delete; gosync keeps its shape only.';
+COMMENT ON TABLE sync_reactions IS 'Upstream server state: one reaction (a job a commit queued) with its status, attempts and lease; gosync keeps its shape only.';
+COMMENT ON TABLE sync_schema_meta IS 'The one schema marker row (id 1): the running schema_version and its table layouts (JSON). Written only in a schema bump (sync_set_schema_version).';
+COMMENT ON TABLE sync_backfill_checkpoints IS 'One projection being backfilled in one partition at a schema version: state declared, backfilling or activated (final), owner_epoch and watermark.';
+COMMENT ON TABLE sync_writer_fence IS 'One partition''s writer fence: the lowest writer_version its commits may carry (raised by a declaration, never lowered).';
+COMMENT ON TABLE sync_all_partition_checkpoints IS 'gosync''s: the one row (id 1) of projections declared for every partition, names[i] at schema_versions[i]; partitions created later get them too.';
+COMMENT ON TABLE sync_installed_catalog IS 'gosync''s: one object as the migrations installed it (a function''s definition digest, owner and grants, a relation, a trigger, an owner-role member), which sync_security_audit compares with.';
+COMMENT ON VIEW sync_barrier_status IS 'One row per backfill checkpoint: state, fence, log epoch, watermark, coverage and lag (0 once activated), for DBAs.';
+COMMENT ON VIEW sync_barrier_summary IS 'Per schema version, projection and state: how many checkpoints, the slowest lag and the oldest update.';
+COMMENT ON VIEW sync_pending_checkpoints IS 'The checkpoints that are not activated: the one definition of pending the gate functions read (served by the partial index sync_backfill_checkpoints_pending).';
+COMMENT ON SEQUENCE sync_checkpoint_epoch_floor IS 'The highest owner_epoch of a removed checkpoint: later declares and claims start above it, so a removed row''s old owner never becomes valid again.';
+COMMENT ON TRIGGER sync_commits_writer_fence ON sync_commits IS 'The writer fence and head-only appends for every writer (syncular_writer_fence).';
+COMMENT ON TRIGGER sync_changes_follow_commit ON sync_changes IS 'A change belongs to a commit this transaction appended; its op is 1 or 2 (sync_changes_follow_commit).';
+COMMENT ON TRIGGER sync_change_scopes_follow_commit ON sync_change_scopes IS 'A change scope belongs to a commit this transaction appended (sync_changes_follow_commit).';
+COMMENT ON TRIGGER sync_partitions_guard_insert ON sync_partitions IS 'A new partition row starts at seq 0 or 1 with horizon 0: the WHEN matches only a row that does not, which sync_partitions_guard refuses.';
+COMMENT ON TRIGGER sync_partitions_guard_update ON sync_partitions IS 'The WHEN matches a write that is not one allocation (head + 1) within the horizon rules; sync_partitions_guard refuses it unless it is the owner''s touch.';
+COMMENT ON TRIGGER sync_partitions_created ON sync_partitions IS 'A new partition gets the fence and the checkpoints declared for every partition (sync_partition_created).';

@@ -29,4 +29,5 @@ COMMENT ON TRIGGER sync_changes_follow_commit ON sync_changes IS 'A change belon
 COMMENT ON TRIGGER sync_change_scopes_follow_commit ON sync_change_scopes IS 'A change scope belongs to a commit this transaction appended (sync_changes_follow_commit).';
 COMMENT ON TRIGGER sync_partitions_guard_insert ON sync_partitions IS 'A new partition row starts at seq 0 or 1 with horizon 0: the WHEN matches only a row that does not, which sync_partitions_guard refuses.';
 COMMENT ON TRIGGER sync_partitions_guard_update ON sync_partitions IS 'The WHEN matches a write that is not one allocation (head + 1) within the horizon rules; sync_partitions_guard refuses it unless it is the owner''s touch.';
+COMMENT ON TRIGGER sync_partition_registry_guard ON sync_partition_registry IS 'A raw write of last_authenticated_at_ms is bounded like every clock argument: not negative, not more than 5 minutes ahead (sync_partition_registry_guard).';
 COMMENT ON TRIGGER sync_partitions_created ON sync_partitions IS 'A new partition gets the fence and the checkpoints declared for every partition (sync_partition_created).';

@@ -114,10 +114,11 @@ func TestFunctionMigrationRestoresPrevious(t *testing.T) {
 			name: "changed body, grants and comment", file: "sync_touch_partition.sql",
 			edits: [][2]string{
 				{"  PERFORM sync_assert_key('partition', $1);\n", "  PERFORM sync_assert_key('partition', $1); -- changed\n"},
-				{"TO sync_writer;\n", "TO sync_writer, sync_admin;\nCOMMENT ON FUNCTION sync_touch_partition(text,text,bigint) IS 'Registers a partition; it''s a test.';\n"},
+				{"TO sync_writer;\n", "TO sync_writer, sync_admin;\n"},
+				{"COMMENT ON FUNCTION sync_touch_partition(text,text,bigint) IS '", "COMMENT ON FUNCTION sync_touch_partition(text,text,bigint) IS 'Registers a partition; it''s a test. "},
 			},
 			generated: []string{"Down restores 00021_last_red_team_findings.sql's definition", "-- changed"},
-			installed: []string{"-- changed", "sync_admin=EXECUTE,sync_writer=EXECUTE", "'Registers a partition; it''s a test.'"},
+			installed: []string{"-- changed", "sync_admin=EXECUTE,sync_writer=EXECUTE", "'Registers a partition; it''s a test. "},
 		},
 		{
 			name: "changed signature", file: "sync_remove_checkpoint.sql",
@@ -125,6 +126,7 @@ func TestFunctionMigrationRestoresPrevious(t *testing.T) {
 				{"sync_remove_checkpoint(partition text, name text)", "sync_remove_checkpoint(partition text, name text, reason text DEFAULT NULL)"},
 				{"sync_remove_checkpoint(text,text) FROM", "sync_remove_checkpoint(text,text,text) FROM"},
 				{"sync_remove_checkpoint(text,text) TO", "sync_remove_checkpoint(text,text,text) TO"},
+				{"sync_remove_checkpoint(text,text) IS", "sync_remove_checkpoint(text,text,text) IS"},
 			},
 			generated: []string{"Down restores 00018_lifecycle_bounds.sql's definition", "DROP FUNCTION sync_remove_checkpoint(text, text);", "DROP FUNCTION sync_remove_checkpoint(text,text,text);"},
 			installed: []string{"reason text DEFAULT NULL::text"},

@@ -20,3 +20,4 @@ BEGIN
 END;
 $$;
 REVOKE ALL ON FUNCTION sync_partition_registry_guard() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
+COMMENT ON FUNCTION sync_partition_registry_guard() IS 'internal: BEFORE INSERT OR UPDATE trigger of sync_partition_registry (fires only through its WHEN): refuses a last_authenticated_at_ms that is negative or more than 5 minutes ahead of the database clock (22023).';

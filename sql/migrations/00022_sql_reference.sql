@@ -37,6 +37,7 @@ COMMENT ON FUNCTION sync_lock_partition(text) IS 'internal: the partition row lo
 COMMENT ON FUNCTION sync_lock_schema_marker() IS 'internal: sync_push''s FOR SHARE lock of the schema marker outside READ COMMITTED, so a snapshot older than a bump fails with 40001. Returns the stored version.';
 COMMENT ON FUNCTION sync_now_ms() IS 'internal: the database clock in epoch milliseconds, the default of every now_ms argument.';
 COMMENT ON FUNCTION sync_partition_created() IS 'internal: AFTER INSERT trigger of sync_partitions: a new partition gets the fence and the checkpoints declared for every partition (sync_all_partition_checkpoints).';
+COMMENT ON FUNCTION sync_partition_registry_guard() IS 'internal: BEFORE INSERT OR UPDATE trigger of sync_partition_registry (fires only through its WHEN): refuses a last_authenticated_at_ms that is negative or more than 5 minutes ahead of the database clock (22023).';
 COMMENT ON FUNCTION sync_partitions_guard() IS 'internal: BEFORE INSERT/UPDATE trigger of sync_partitions (through WHEN): max_commit_seq moves by one allocation, the horizon never falls nor passes the head, touches are the owner''s (sync.storage.partition_seq_rejected).';
 COMMENT ON FUNCTION sync_prune_log(text,bigint) IS 'Prune a partition''s log through through_seq (commits, changes, change scopes) and raise horizon_seq to it, under the partition lock. Returns the new horizon.';
 COMMENT ON FUNCTION sync_push(text,integer,text,text[],text[],text[],text,text,text,bigint,text[],text[],smallint[],bigint[],jsonb[],bytea[]) IS 'A push in one round trip: partition lock, the refusal rule (sync_serve_check), then sync_append_commit at the running schema version. One row: refusal NULL and result, or the refusal and result NULL.';
@@ -79,6 +80,7 @@ COMMENT ON TRIGGER sync_changes_follow_commit ON sync_changes IS 'A change belon
 COMMENT ON TRIGGER sync_change_scopes_follow_commit ON sync_change_scopes IS 'A change scope belongs to a commit this transaction appended (sync_changes_follow_commit).';
 COMMENT ON TRIGGER sync_partitions_guard_insert ON sync_partitions IS 'A new partition row starts at seq 0 or 1 with horizon 0: the WHEN matches only a row that does not, which sync_partitions_guard refuses.';
 COMMENT ON TRIGGER sync_partitions_guard_update ON sync_partitions IS 'The WHEN matches a write that is not one allocation (head + 1) within the horizon rules; sync_partitions_guard refuses it unless it is the owner''s touch.';
+COMMENT ON TRIGGER sync_partition_registry_guard ON sync_partition_registry IS 'A raw write of last_authenticated_at_ms is bounded like every clock argument: not negative, not more than 5 minutes ahead (sync_partition_registry_guard).';
 COMMENT ON TRIGGER sync_partitions_created ON sync_partitions IS 'A new partition gets the fence and the checkpoints declared for every partition (sync_partition_created).';
 SELECT sync_record_installed_catalog();
 
@@ -107,6 +109,7 @@ COMMENT ON FUNCTION sync_lock_partition(text) IS NULL;
 COMMENT ON FUNCTION sync_lock_schema_marker() IS NULL;
 COMMENT ON FUNCTION sync_now_ms() IS NULL;
 COMMENT ON FUNCTION sync_partition_created() IS NULL;
+COMMENT ON FUNCTION sync_partition_registry_guard() IS NULL;
 COMMENT ON FUNCTION sync_partitions_guard() IS NULL;
 COMMENT ON FUNCTION sync_prune_log(text,bigint) IS NULL;
 COMMENT ON FUNCTION sync_push(text,integer,text,text[],text[],text[],text,text,text,bigint,text[],text[],smallint[],bigint[],jsonb[],bytea[]) IS NULL;
@@ -149,5 +152,6 @@ COMMENT ON TRIGGER sync_changes_follow_commit ON sync_changes IS NULL;
 COMMENT ON TRIGGER sync_change_scopes_follow_commit ON sync_change_scopes IS NULL;
 COMMENT ON TRIGGER sync_partitions_guard_insert ON sync_partitions IS NULL;
 COMMENT ON TRIGGER sync_partitions_guard_update ON sync_partitions IS NULL;
+COMMENT ON TRIGGER sync_partition_registry_guard ON sync_partition_registry IS NULL;
 COMMENT ON TRIGGER sync_partitions_created ON sync_partitions IS NULL;
 SELECT sync_record_installed_catalog();

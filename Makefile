@@ -41,13 +41,13 @@ $(BIN)/goose: tools/go.mod
 $(BIN)/benchstat: tools/go.mod
 	cd tools && go build -o $(BIN)/ golang.org/x/perf/cmd/benchstat
 
-## generate: regenerate internal/db/ from sql/queries and sql/migrations
+## generate: regenerate db/ (sql/queries) and internal/demodb/ from the queries and sql/migrations
 generate: $(BIN)/sqlc
 	$(BIN)/sqlc generate
 
-## check-generated: fail when internal/db/ is stale (someone edited SQL without `make generate`)
+## check-generated: fail when db/ or internal/demodb/ is stale (someone edited SQL without `make generate`)
 check-generated: $(BIN)/sqlc
-	@$(BIN)/sqlc diff || { echo "internal/db/ is stale: run 'make generate' and commit the result" >&2; exit 1; }
+	@$(BIN)/sqlc diff || { echo "db/ or internal/demodb/ is stale: run 'make generate' and commit the result" >&2; exit 1; }
 
 ## lint: gofmt + go vet
 lint:

@@ -3,13 +3,14 @@ package gosync
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/gosync/gosync/internal/db"
+	"github.com/gosync/gosync/db"
 )
 
 // BackfillSettings are a backfill's knobs. Hand a *BackfillKnobs to the
@@ -279,15 +280,15 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 // opened (xid) or not at all: an apply that ended it (COMMIT, ROLLBACK)
 // is ErrBatchTransactionEnded, and nothing advances.
 func (s *Store) advanceBatch(ctx context.Context, tx pgx.Tx, b Backfill, xid string, epoch, watermark, observed int64) error {
-	rows, err := s.q.AdvanceBatch(ctx, tx, db.AdvanceBatchParams{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch,
+	advanced, err := s.q.AdvanceBatch(ctx, tx, db.AdvanceBatchParams{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch,
 		Watermark: watermark, ObservedRows: observed, Xid: xid})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%w (partition %q, checkpoint %q: the watermark stays at its stored value)", ErrBatchTransactionEnded, b.Partition, b.Name)
+	}
 	if err != nil {
 		return MapError(err)
 	}
-	if len(rows) == 0 {
-		return fmt.Errorf("%w (partition %q, checkpoint %q: the watermark stays at its stored value)", ErrBatchTransactionEnded, b.Partition, b.Name)
-	}
-	if !rows[0] {
+	if !advanced {
 		return ErrLostOwnership // rolls the batch back: nothing more is written
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/gosync/gosync/internal/db"
+	"github.com/gosync/gosync/db"
 )
 
 // CheckpointState is the lifecycle state of a backfill checkpoint.

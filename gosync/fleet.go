@@ -8,7 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gosync/gosync/internal/db"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/gosync/gosync/db"
 )
 
 // Fleet is one projection to fill in every partition that declares it,
@@ -141,12 +143,12 @@ func (r *fleetRun) worker(ctx context.Context) error {
 			return ErrBackfillStopped
 		default:
 		}
-		rows, err := r.s.q.ClaimNextCheckpoint(ctx, r.s.conn, db.ClaimNextCheckpointParams{
+		row, err := r.s.q.ClaimNextCheckpoint(ctx, r.s.conn, db.ClaimNextCheckpointParams{
 			Name: r.f.Name, SchemaVersion: r.version, LeaseMs: r.f.Lease.Milliseconds()})
-		if err != nil {
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return MapError(err)
 		}
-		if len(rows) == 0 {
+		if err != nil {
 			counts, err := r.s.q.CheckpointCounts(ctx, r.s.conn, db.CheckpointCountsParams{Name: r.f.Name, SchemaVersion: r.version})
 			if err != nil {
 				return MapError(err)
@@ -164,7 +166,7 @@ func (r *fleetRun) worker(ctx context.Context) error {
 			}
 			continue
 		}
-		if err := r.fillOne(ctx, checkpointFrom(rows[0])); err != nil {
+		if err := r.fillOne(ctx, checkpointFrom(row)); err != nil {
 			return err
 		}
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gosync/gosync/examples/todos"
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
-	"github.com/gosync/gosync/internal/todos"
 )
 
 func TestCLIBackfill(t *testing.T) {

@@ -28,16 +28,16 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/gosync/gosync/db"
+	"github.com/gosync/gosync/examples/todos"
 	"github.com/gosync/gosync/gosync"
-	"github.com/gosync/gosync/internal/db"
 	"github.com/gosync/gosync/internal/pgtest"
-	"github.com/gosync/gosync/internal/todos"
 	sqlfiles "github.com/gosync/gosync/sql"
 )
 
 // ---- The application and the servers under test ----
 
-// The example application (internal/todos) is the tests' application too.
+// The example application (examples/todos) is the tests' application too.
 var (
 	todosSchema = todos.Schema
 	todosDDL    = todos.SchemaChange

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
+	"github.com/gosync/gosync/examples/todos"
 	"github.com/gosync/gosync/gosync"
-	"github.com/gosync/gosync/internal/todos"
 )
 
 func backfillCmd(e *env) *cobra.Command {

@@ -18,8 +18,11 @@
 // The database must be migrated first (gosync.Migrate, or `gosync up`).
 // Nullable columns and optional arguments are pointers (nil is NULL);
 // schema versions are int32 where the column is integer (checkpoints,
-// fences) and int64 where it is bigint (the schema marker). A query that
-// returns at most one row returns pgx.ErrNoRows when there is none.
+// fences) and int64 where it is bigint (the schema marker). The columns of
+// a function's OUT record (ServeCheck, Push, ServeGate) are typed by a cast,
+// which sqlc reads as NOT NULL: those read "" or 0 for NULL, as each query
+// says. A query that returns at most one row returns pgx.ErrNoRows when
+// there is none.
 //
 // Errors come back as pgx returns them: a refusal is a *pgconn.PgError with
 // upstream's message (sync.storage.writer_fence_rejected, ...) or SQLSTATE

@@ -55,8 +55,8 @@ type ServeCheckRow struct {
 }
 
 // ServeCheck is sync_serve_check, the serve gate's refusal rule: Refusal is
-// ” when the partition may be served at running_schema_version, else the
-// upstream refusal code, with the checkpoint that closes the gate (” when
+// "" when the partition may be served at running_schema_version, else the
+// upstream refusal code, with the checkpoint that closes the gate ("" when
 // none). The alias list names the OUT columns for sqlc; the casts give the
 // generated struct its Go types.
 func (q *Queries) ServeCheck(ctx context.Context, db DBTX, arg ServeCheckParams) (ServeCheckRow, error) {

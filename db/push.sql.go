@@ -51,12 +51,12 @@ type PushRow struct {
 }
 
 // Push is sync_push, a client commit appended behind the serve check and
-// the writer fence: one statement, one round trip. Refusal is ” when the
+// the writer fence: one statement, one round trip. Refusal is "" when the
 // commit was appended or replayed (Result holds the push result), else the
 // upstream refusal code, as ServeCheck's. Row versions are
 // int8[], which sqlc.yaml maps to []*int64: a nil element is NULL (no row
 // version). The alias list names the OUT columns for sqlc, the casts give
-// the generated struct its Go types (” and 0 when NULL).
+// the generated struct its Go types ("" and 0 when NULL).
 func (q *Queries) Push(ctx context.Context, db DBTX, arg PushParams) (PushRow, error) {
 	row := db.QueryRow(ctx, push,
 		arg.Partition,

@@ -1,10 +1,10 @@
 -- Push is sync_push, a client commit appended behind the serve check and
--- the writer fence: one statement, one round trip. Refusal is '' when the
+-- the writer fence: one statement, one round trip. Refusal is "" when the
 -- commit was appended or replayed (Result holds the push result), else the
 -- upstream refusal code, as ServeCheck's. Row versions are
 -- int8[], which sqlc.yaml maps to []*int64: a nil element is NULL (no row
 -- version). The alias list names the OUT columns for sqlc, the casts give
--- the generated struct its Go types ('' and 0 when NULL).
+-- the generated struct its Go types ("" and 0 when NULL).
 -- name: Push :one
 SELECT coalesce(r.refusal, '')::text AS refusal,
        coalesce(r.stored_schema_version, 0)::bigint AS stored_schema_version,

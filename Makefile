@@ -17,14 +17,14 @@ run: deps
 	go run ./cmd/gosync up
 
 ## test: everything CI checks, against real Postgres, plus a short fuzzing run;
-## in a private TMPDIR, failing when a throwaway cluster (gosync-pg-*) is left in it
+## in a private TMPDIR, failing when a throwaway cluster (gosync-pg-*) or CLI build is left in it
 test: deps tools check-generated lint
 	@tmp=$$(mktemp -d -t gosync-make-test.XXXXXX); chmod 1777 "$$tmp"; status=0; \
 	  TMPDIR="$$tmp" GOOSE_BIN=$(BIN)/goose go test -count=1 -timeout 30m ./... || status=$$?; \
 	  if [ $$status -eq 0 ]; then TMPDIR="$$tmp" $(MAKE) fuzz FUZZTIME=5s || status=$$?; fi; \
-	  left=$$(ls -d "$$tmp"/gosync-pg-* 2>/dev/null || true); \
+	  left=$$(ls -d "$$tmp"/gosync-pg-* "$$tmp"/gosync-cli-* 2>/dev/null || true); \
 	  if [ -n "$$left" ]; then \
-	    echo "make test: FAIL: the run left throwaway Postgres clusters behind (removed now):" >&2; \
+	    echo "make test: FAIL: the run left throwaway clusters or builds behind (removed now):" >&2; \
 	    du -sh $$left >&2; status=1; \
 	  fi; \
 	  rm -rf "$$tmp"; exit $$status

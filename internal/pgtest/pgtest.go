@@ -51,10 +51,12 @@ var server struct {
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
 func Main(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(Run(m))
 }
 
-func run(m *testing.M) int {
+// Run is Main without the exit, for a TestMain with cleanup of its own
+// after the tests: it returns the exit code.
+func Run(m *testing.M) int {
 	server.main = true
 	code := m.Run()
 	if err := stopServer(); err != nil {

@@ -17,10 +17,18 @@ demo: deps
 run: deps
 	go run ./cmd/gosync up
 
-## test: everything CI checks, against real Postgres, plus a short fuzzing run
+## test: everything CI checks, against real Postgres, plus a short fuzzing run;
+## in a private TMPDIR, failing when a throwaway cluster (gosync-pg-*) or CLI build is left in it
 test: deps tools check-generated lint
-	GOOSE_BIN=$(BIN)/goose go test -count=1 -timeout 30m ./...
-	$(MAKE) fuzz FUZZTIME=5s
+	@tmp=$$(mktemp -d -t gosync-make-test.XXXXXX); chmod 1777 "$$tmp"; status=0; \
+	  TMPDIR="$$tmp" GOOSE_BIN=$(BIN)/goose go test -count=1 -timeout 30m ./... || status=$$?; \
+	  if [ $$status -eq 0 ]; then TMPDIR="$$tmp" $(MAKE) fuzz FUZZTIME=5s || status=$$?; fi; \
+	  left=$$(ls -d "$$tmp"/gosync-pg-* "$$tmp"/gosync-cli-* 2>/dev/null || true); \
+	  if [ -n "$$left" ]; then \
+	    echo "make test: FAIL: the run left throwaway clusters or builds behind (removed now):" >&2; \
+	    du -sh $$left >&2; status=1; \
+	  fi; \
+	  rm -rf "$$tmp"; exit $$status
 
 ## fuzz: fuzz the declaration encoding and the schema validation (FUZZTIME each, default 30s)
 FUZZTIME ?= 30s
@@ -42,13 +50,13 @@ $(BIN)/goose: tools/go.mod
 $(BIN)/benchstat: tools/go.mod
 	cd tools && go build -o $(BIN)/ golang.org/x/perf/cmd/benchstat
 
-## generate: regenerate internal/db/ from sql/queries and sql/migrations
+## generate: regenerate db/ (sql/queries) and internal/demodb/ from the queries and sql/migrations
 generate: $(BIN)/sqlc
 	$(BIN)/sqlc generate
 
-## check-generated: fail when internal/db/ is stale (someone edited SQL without `make generate`)
+## check-generated: fail when db/ or internal/demodb/ is stale (someone edited SQL without `make generate`)
 check-generated: $(BIN)/sqlc
-	@$(BIN)/sqlc diff || { echo "internal/db/ is stale: run 'make generate' and commit the result" >&2; exit 1; }
+	@$(BIN)/sqlc diff || { echo "db/ or internal/demodb/ is stale: run 'make generate' and commit the result" >&2; exit 1; }
 
 ## docs: regenerate docs/sql.md (the SQL reference) from a migrated database and sql/ (a test fails when it is stale)
 docs: deps $(BIN)/goose

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/gosync/gosync/internal/db"
+	"github.com/gosync/gosync/db"
 )
 
 // BackfillSettings are a backfill's knobs. Hand a *BackfillKnobs to the
@@ -129,25 +129,21 @@ func (s *Store) RunBackfill(ctx context.Context, b Backfill) (Checkpoint, error)
 	if err := b.validate(); err != nil {
 		return Checkpoint{}, err
 	}
-	if err := s.assertSources(ctx, b); err != nil {
+	version, err := int32Arg("schema_version", b.SchemaVersion)
+	if err != nil {
 		return Checkpoint{}, err
 	}
-	cp, err := s.ClaimCheckpoint(ctx, b.Partition, b.Name, b.SchemaVersion)
+	// Sources that are not tables of the stored schema are refused before
+	// anything is claimed: activation would refuse them at the end, after
+	// the claim and every batch.
+	if err := s.assertSourceTables(ctx, s.conn, b.Sources); err != nil {
+		return Checkpoint{}, err
+	}
+	cp, err := s.claimCheckpoint(ctx, s.conn, b.Partition, b.Name, version)
 	if err != nil {
 		return Checkpoint{}, err
 	}
 	return s.fill(ctx, b, cp)
-}
-
-// assertSources refuses sources that are not tables of the stored schema
-// (ErrUnknownSources) before anything is claimed: activation would refuse
-// them at the end, after the claim and every batch.
-func (s *Store) assertSources(ctx context.Context, b Backfill) error {
-	sources := b.Sources
-	if sources == nil {
-		sources = []string{}
-	}
-	return MapError(s.q.AssertSourceTables(ctx, s.conn, sources))
 }
 
 func (b Backfill) validate() error {
@@ -180,27 +176,27 @@ func (s *Store) fill(ctx context.Context, b Backfill, cp Checkpoint) (Checkpoint
 	var done int64
 	// The coverage seq is re-read only once the watermark reaches it: one
 	// round trip per batch saved, and activation re-checks coverage anyway.
-	coverage, err := s.SourceCoverageSeq(ctx, b.Partition, sources)
+	coverage, err := s.sourceCoverageSeq(ctx, s.conn, b.Partition, sources)
 	if err != nil {
 		return Checkpoint{}, err
 	}
 	for batches := 0; ; {
 		if watermark >= coverage {
-			if coverage, err = s.SourceCoverageSeq(ctx, b.Partition, sources); err != nil {
+			if coverage, err = s.sourceCoverageSeq(ctx, s.conn, b.Partition, sources); err != nil {
 				return Checkpoint{}, err
 			}
 		}
 		if watermark >= coverage {
-			switch r, err := s.ActivateCheckpoint(ctx, CheckpointActivation{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: watermark, Sources: sources}); {
+			switch r, err := s.activateCheckpoint(ctx, s.conn, CheckpointActivation{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch, Watermark: watermark, Sources: sources}); {
 			case err != nil:
 				return Checkpoint{}, err
 			case r == ActivationActivated:
-				return s.Checkpoint(ctx, b.Partition, b.Name)
+				return s.checkpoint(ctx, s.conn, b.Partition, b.Name)
 			case r == ActivationUnverifiable:
 				return Checkpoint{}, fmt.Errorf("%w (partition %q, checkpoint %q, watermark %d)", ErrLogPruned, b.Partition, b.Name, watermark)
 			}
 			// Stale: either new changes arrived (loop on) or the CAS lost.
-			now, err := s.Checkpoint(ctx, b.Partition, b.Name)
+			now, err := s.checkpoint(ctx, s.conn, b.Partition, b.Name)
 			if err != nil {
 				return Checkpoint{}, err
 			}
@@ -275,54 +271,13 @@ func (s *Store) backfillBatch(ctx context.Context, b Backfill, sources []string,
 	return n, err
 }
 
-// advanceBatch is a batch's closing advance, in the transaction ownBatch
-// opened (xid) or not at all: an apply that ended it (COMMIT, ROLLBACK)
-// is ErrBatchTransactionEnded, and nothing advances.
-func (s *Store) advanceBatch(ctx context.Context, tx pgx.Tx, b Backfill, xid string, epoch, watermark, observed int64) error {
-	rows, err := s.q.AdvanceBatch(ctx, tx, db.AdvanceBatchParams{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch,
-		Watermark: watermark, ObservedRows: observed, Xid: xid})
-	if err != nil {
-		return MapError(err)
-	}
-	if len(rows) == 0 {
-		return fmt.Errorf("%w (partition %q, checkpoint %q: the watermark stays at its stored value)", ErrBatchTransactionEnded, b.Partition, b.Name)
-	}
-	if !rows[0] {
-		return ErrLostOwnership // rolls the batch back: nothing more is written
-	}
-	return nil
-}
-
-// ownBatch locks the checkpoint row for this transaction if epoch still
-// owns it (ErrLostOwnership otherwise) and returns the partition's horizon
-// and the transaction's id, in one round trip.
-func (s *Store) ownBatch(ctx context.Context, tx pgx.Tx, b Backfill, epoch, watermark, observed int64) (horizon int64, xid string, err error) {
-	r, err := s.q.OwnBatch(ctx, tx, db.OwnBatchParams{Partition: b.Partition, Name: b.Name, OwnerEpoch: epoch,
-		Watermark: watermark, ObservedRows: observed})
-	if err != nil {
-		return 0, "", MapError(err)
-	}
-	if !r.Owned {
-		return 0, "", ErrLostOwnership
-	}
-	return r.HorizonSeq, r.Xid, nil
-}
-
 func (s *Store) applyBatch(ctx context.Context, tx pgx.Tx, b Backfill, sources []string, after, through int64) (int64, error) {
 	if b.ApplyRange != nil {
 		return b.ApplyRange(ctx, tx, b.Partition, after, through)
 	}
-	rows, err := s.q.SourceChanges(ctx, tx, db.SourceChangesParams{
-		Partition: b.Partition, Sources: sources, AfterSeq: after, ThroughSeq: through,
-	})
+	changes, err := s.sourceChanges(ctx, tx, b.Partition, sources, after, through)
 	if err != nil {
-		return 0, MapError(err)
-	}
-	changes := make([]SourceChange, len(rows))
-	for i, r := range rows {
-		if changes[i], err = sourceChange(r); err != nil {
-			return 0, err
-		}
+		return 0, err
 	}
 	return int64(len(changes)), b.Apply(ctx, tx, changes)
 }
@@ -338,8 +293,8 @@ func (s *Store) initialFill(ctx context.Context, b Backfill, epoch int64) (water
 		if err != nil {
 			return err
 		}
-		if watermark, err = s.q.CurrentCursor(ctx, tx, b.Partition); err != nil {
-			return MapError(err)
+		if watermark, err = s.currentCursor(ctx, tx, b.Partition); err != nil {
+			return err
 		}
 		if rows, err = b.Initial(ctx, tx); err != nil {
 			return fmt.Errorf("gosync: backfill initial fill: %w", err)

@@ -2,12 +2,8 @@ package gosync
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/gosync/gosync/internal/db"
+	"github.com/gosync/gosync/db"
 )
 
 // CheckpointState is the lifecycle state of a backfill checkpoint.
@@ -106,11 +102,7 @@ func (s *Store) ClaimCheckpoint(ctx context.Context, partition, name string, sch
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	r, err := s.q.ClaimCheckpoint(ctx, s.conn, db.ClaimCheckpointParams{Partition: partition, Name: name, SchemaVersion: v})
-	if err != nil {
-		return Checkpoint{}, MapError(err)
-	}
-	return checkpointFrom(r), nil
+	return s.claimCheckpoint(ctx, s.conn, partition, name, v)
 }
 
 // CheckpointAdvance is an owner's progress report for AdvanceCheckpoint.
@@ -143,24 +135,13 @@ type CheckpointActivation struct {
 // ActivateCheckpoint activates the checkpoint if no change of the source
 // tables exists above the watermark, under the partition lock pushes take.
 func (s *Store) ActivateCheckpoint(ctx context.Context, a CheckpointActivation) (ActivationResult, error) {
-	sources := a.Sources
-	if sources == nil {
-		sources = []string{} // an empty list is a valid, clean list; NULL is refused
-	}
-	r, err := s.q.ActivateCheckpoint(ctx, s.conn, db.ActivateCheckpointParams{
-		Partition: a.Partition, Name: a.Name, OwnerEpoch: a.OwnerEpoch, Watermark: a.Watermark, Sources: sources,
-	})
-	return ActivationResult(r), MapError(err)
+	return s.activateCheckpoint(ctx, s.conn, a)
 }
 
 // SourceCoverageSeq is the highest commit seq of a change to the source
 // tables (0 when none): the watermark a backfill must reach.
 func (s *Store) SourceCoverageSeq(ctx context.Context, partition string, sources []string) (int64, error) {
-	if sources == nil {
-		sources = []string{}
-	}
-	seq, err := s.q.SourceCoverageSeq(ctx, s.conn, db.SourceCoverageSeqParams{Partition: partition, Sources: sources})
-	return seq, MapError(err)
+	return s.sourceCoverageSeq(ctx, s.conn, partition, sources)
 }
 
 // SourceChangesAbove runs the coverage check of activation on its own.
@@ -174,14 +155,7 @@ func (s *Store) SourceChangesAbove(ctx context.Context, partition string, source
 
 // Checkpoint reads one checkpoint; ErrCheckpointNotDeclared when absent.
 func (s *Store) Checkpoint(ctx context.Context, partition, name string) (Checkpoint, error) {
-	r, err := s.q.Checkpoint(ctx, s.conn, db.CheckpointParams{Partition: partition, Name: name})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Checkpoint{}, fmt.Errorf("%w: no checkpoint %q in partition %q", ErrCheckpointNotDeclared, name, partition)
-	}
-	if err != nil {
-		return Checkpoint{}, MapError(err)
-	}
-	return checkpointFrom(r), nil
+	return s.checkpoint(ctx, s.conn, partition, name)
 }
 
 // Checkpoints lists the checkpoints of one partition, or of all partitions

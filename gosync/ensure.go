@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/gosync/gosync/internal/db"
+	"github.com/gosync/gosync/db"
 )
 
 // SchemaChangeOptions tune EnsureSchema's schema bump.

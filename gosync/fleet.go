@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/gosync/gosync/internal/db"
 )
 
 // Fleet is one projection to fill in every partition that declares it,
@@ -73,14 +71,14 @@ func (s *Store) RunBackfills(ctx context.Context, f Fleet) (FleetResult, error) 
 	if err != nil {
 		return FleetResult{}, err
 	}
-	counts, err := s.q.CheckpointCounts(ctx, s.conn, db.CheckpointCountsParams{Name: f.Name, SchemaVersion: version})
+	total, _, err := s.checkpointCounts(ctx, s.conn, f.Name, version)
 	if err != nil {
-		return FleetResult{}, MapError(err)
+		return FleetResult{}, err
 	}
-	if counts.Total == 0 {
+	if total == 0 {
 		return FleetResult{}, fmt.Errorf("%w: no checkpoint %q at schema version %d in any partition", ErrCheckpointNotDeclared, f.Name, version)
 	}
-	if err := s.assertSources(ctx, f.Backfill); err != nil {
+	if err := s.assertSourceTables(ctx, s.conn, f.Sources); err != nil {
 		return FleetResult{}, err
 	}
 	if f.Workers < 1 {
@@ -141,17 +139,16 @@ func (r *fleetRun) worker(ctx context.Context) error {
 			return ErrBackfillStopped
 		default:
 		}
-		rows, err := r.s.q.ClaimNextCheckpoint(ctx, r.s.conn, db.ClaimNextCheckpointParams{
-			Name: r.f.Name, SchemaVersion: r.version, LeaseMs: r.f.Lease.Milliseconds()})
+		cp, claimed, err := r.s.claimNextCheckpoint(ctx, r.s.conn, r.f.Name, r.version, r.f.Lease.Milliseconds())
 		if err != nil {
-			return MapError(err)
+			return err
 		}
-		if len(rows) == 0 {
-			counts, err := r.s.q.CheckpointCounts(ctx, r.s.conn, db.CheckpointCountsParams{Name: r.f.Name, SchemaVersion: r.version})
+		if !claimed {
+			total, activated, err := r.s.checkpointCounts(ctx, r.s.conn, r.f.Name, r.version)
 			if err != nil {
-				return MapError(err)
+				return err
 			}
-			if counts.Activated == counts.Total {
+			if activated == total {
 				return nil
 			}
 			// Others own the rest; one of them may crash and leave its lease.
@@ -164,7 +161,7 @@ func (r *fleetRun) worker(ctx context.Context) error {
 			}
 			continue
 		}
-		if err := r.fillOne(ctx, checkpointFrom(rows[0])); err != nil {
+		if err := r.fillOne(ctx, cp); err != nil {
 			return err
 		}
 	}
@@ -217,11 +214,11 @@ func (r *fleetRun) report(ctx context.Context, final bool) {
 	r.lastReport = time.Now()
 	activatedHere := len(r.activated)
 	r.mu.Unlock()
-	counts, err := r.s.q.CheckpointCounts(ctx, r.s.conn, db.CheckpointCountsParams{Name: r.f.Name, SchemaVersion: r.version})
+	total, activated, err := r.s.checkpointCounts(ctx, r.s.conn, r.f.Name, r.version)
 	if err != nil {
 		return // progress is best effort; the work reports its own errors
 	}
-	p := FleetProgress{Name: r.f.Name, PartitionsDone: counts.Activated, Total: counts.Total, Working: int(r.working.Load()),
+	p := FleetProgress{Name: r.f.Name, PartitionsDone: activated, Total: total, Working: int(r.working.Load()),
 		ChangesDone: r.changes.Load(), ActivatedHere: activatedHere, LostToPeer: int(r.lost.Load())}
 	if secs := time.Since(r.started).Seconds(); secs > 0 {
 		p.ChangesPerSecond = float64(p.ChangesDone) / secs

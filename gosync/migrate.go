@@ -29,8 +29,16 @@ const DefaultVersionTable = "gosync_db_version"
 // held by another session.
 const DefaultLockTimeout = 2 * time.Minute
 
-// MigrateOption configures NewMigrator and Migrate.
-type MigrateOption func(*migrateConfig)
+// MigrateOption configures NewMigrator, Migrate and GrantVersionTable. An
+// option checks its value when applied: a bad one is ErrInvalidArgument
+// from the call it is given to, before anything touches the database.
+type MigrateOption interface {
+	apply(*migrateConfig) error
+}
+
+type migrateOptionFunc func(*migrateConfig) error
+
+func (f migrateOptionFunc) apply(c *migrateConfig) error { return f(c) }
 
 type migrateConfig struct {
 	versionTable       string
@@ -39,19 +47,17 @@ type migrateConfig struct {
 	foreignSchemaOwner bool
 }
 
+// newMigrateConfig applies opts, in order, to the defaults: the one place
+// options are parsed (Migrate goes through NewMigrator).
 func newMigrateConfig(opts []MigrateOption) (migrateConfig, error) {
 	cfg := migrateConfig{versionTable: DefaultVersionTable, lockTimeout: DefaultLockTimeout}
-	for _, opt := range opts {
-		opt(&cfg)
-	}
-	if !plainIdentifier.MatchString(cfg.versionTable) {
-		return cfg, fmt.Errorf("%w: version table %q is not a plain lower-case identifier", ErrInvalidArgument, cfg.versionTable)
-	}
-	if cfg.owner != "" && !validName(cfg.owner) {
-		return cfg, fmt.Errorf("%w: owner role %q is empty, too long or not valid text", ErrInvalidArgument, cfg.owner)
-	}
-	if cfg.lockTimeout < 0 {
-		return cfg, fmt.Errorf("%w: lock timeout %s is negative", ErrInvalidArgument, cfg.lockTimeout)
+	for i, opt := range opts {
+		if opt == nil {
+			return cfg, fmt.Errorf("%w: migrate option %d is nil", ErrInvalidArgument, i)
+		}
+		if err := opt.apply(&cfg); err != nil {
+			return cfg, err
+		}
 	}
 	return cfg, nil
 }
@@ -65,7 +71,13 @@ func validName(s string) bool {
 // WithVersionTable records gosync's migrations in table (a plain lower-case
 // identifier in the current schema) instead of DefaultVersionTable.
 func WithVersionTable(table string) MigrateOption {
-	return func(c *migrateConfig) { c.versionTable = table }
+	return migrateOptionFunc(func(c *migrateConfig) error {
+		if !plainIdentifier.MatchString(table) {
+			return fmt.Errorf("%w: version table %q is not a plain lower-case identifier", ErrInvalidArgument, table)
+		}
+		c.versionTable = table
+		return nil
+	})
 }
 
 // WithOwner makes role the owner of every object the migrations create or
@@ -75,7 +87,13 @@ func WithVersionTable(table string) MigrateOption {
 // that owns the schema too, with no service logging in as it or as a member,
 // is the deployment SECURITY.md recommends.
 func WithOwner(role string) MigrateOption {
-	return func(c *migrateConfig) { c.owner = role }
+	return migrateOptionFunc(func(c *migrateConfig) error {
+		if !validName(role) {
+			return fmt.Errorf("%w: owner role %q is empty, too long or not valid text", ErrInvalidArgument, role)
+		}
+		c.owner = role
+		return nil
+	})
 }
 
 // WithLockTimeout bounds the wait for the migration lock (DefaultLockTimeout
@@ -83,7 +101,13 @@ func WithOwner(role string) MigrateOption {
 // never ends by itself, fails at once. Either way the *MigrationLockError
 // names the holder.
 func WithLockTimeout(d time.Duration) MigrateOption {
-	return func(c *migrateConfig) { c.lockTimeout = d }
+	return migrateOptionFunc(func(c *migrateConfig) error {
+		if d < 0 {
+			return fmt.Errorf("%w: lock timeout %s is negative", ErrInvalidArgument, d)
+		}
+		c.lockTimeout = d
+		return nil
+	})
 }
 
 // WithForeignSchemaOwner lets Up and Down run in a schema whose owner is
@@ -92,7 +116,10 @@ func WithLockTimeout(d time.Duration) MigrateOption {
 // database's owner) can drop gosync's functions and tables. The database
 // then raises a warning instead.
 func WithForeignSchemaOwner() MigrateOption {
-	return func(c *migrateConfig) { c.foreignSchemaOwner = true }
+	return migrateOptionFunc(func(c *migrateConfig) error {
+		c.foreignSchemaOwner = true
+		return nil
+	})
 }
 
 // goose writes the version table's name into its SQL as is.

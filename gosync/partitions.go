@@ -3,7 +3,7 @@ package gosync
 import (
 	"context"
 
-	"github.com/gosync/gosync/internal/db"
+	"github.com/gosync/gosync/db"
 )
 
 // Registration is a partition's registry row.

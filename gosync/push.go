@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/gosync/gosync/internal/db"
+	"github.com/gosync/gosync/db"
 )
 
 // Commit is one client commit to append.
@@ -53,18 +53,12 @@ func (s *Store) Push(ctx context.Context, partition string, c Commit, srv Server
 		DeclaredPartitionNames: check.DeclaredPartitionNames,
 		ClientID:               c.ClientID, ClientCommitID: c.ClientCommitID, ActorID: c.ActorID, CreatedAtMs: c.CreatedAtMs,
 		Tbls: make([]string, len(c.Changes)), RowIds: make([]string, len(c.Changes)),
-		Ops: make([]int16, len(c.Changes)), RowVersions: make([]int64, len(c.Changes)),
+		Ops: make([]int16, len(c.Changes)), RowVersions: make([]*int64, len(c.Changes)),
 		Scopes: make([][]byte, len(c.Changes)), Payloads: make([][]byte, len(c.Changes)),
 	}
 	for i, ch := range c.Changes {
-		arg.Tbls[i], arg.RowIds[i], arg.Ops[i], arg.Payloads[i] = ch.Table, ch.RowID, ch.Op, ch.Payload
-		arg.RowVersions[i] = -1 // NULL, see sql/queries/push.sql
-		if ch.RowVersion != nil {
-			if *ch.RowVersion < 0 {
-				return PushResult{}, fmt.Errorf("%w: change %d: negative row version %d", ErrInvalidArgument, i, *ch.RowVersion)
-			}
-			arg.RowVersions[i] = *ch.RowVersion
-		}
+		// A nil row version is NULL; sync_append_commit refuses a negative one (22023).
+		arg.Tbls[i], arg.RowIds[i], arg.Ops[i], arg.RowVersions[i], arg.Payloads[i] = ch.Table, ch.RowID, ch.Op, ch.RowVersion, ch.Payload
 		scopes := ch.Scopes
 		if scopes == nil {
 			scopes = map[string][]string{}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gosync/gosync/internal/db"
+	"github.com/gosync/gosync/db"
 )
 
 // BarrierStatus is one row of the sync_barrier_status view.

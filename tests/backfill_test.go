@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gosync/gosync/examples/todos"
 	"github.com/gosync/gosync/gosync"
-	"github.com/gosync/gosync/internal/todos"
 )
 
 func todosBackfill(knobs *gosync.BackfillKnobs) gosync.Backfill {

@@ -13,15 +13,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gosync/gosync/examples/todos"
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
-	"github.com/gosync/gosync/internal/todos"
 )
 
 func TestCLIBackfill(t *testing.T) {
 	t.Parallel()
 	d, _ := backfillDB(t, 3000)
-	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "500")
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--example", "todos", "--partition", "p1", "--batch", "500")
 	wantCode(t, r, 0, "backfill")
 	if !strings.Contains(r.stdout, "activated p1/todos_by_owner at watermark 3000") || !strings.Contains(r.stdout, "rows/s") {
 		t.Fatalf("backfill output:\n%s", r.stdout)
@@ -146,7 +146,7 @@ func TestCLIBackfillKilledAndResumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "100", "--pause", "20ms")
+	cmd := exec.Command(bin, "--db", d.URL, "backfill", "--example", "todos", "--partition", "p1", "--batch", "100", "--pause", "20ms")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestCLIBackfillKilledAndResumed(t *testing.T) {
 	if diff := projectionDiff(t, d, cp.Watermark); diff != "" {
 		t.Fatalf("projection and watermark %d disagree after the kill: %s", cp.Watermark, diff)
 	}
-	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "1000")
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--example", "todos", "--partition", "p1", "--batch", "1000")
 	wantCode(t, r, 0, "backfill (resume)")
 	if !strings.Contains(r.stdout, "owner epoch 2") {
 		t.Fatalf("resume output:\n%s", r.stdout)
@@ -189,7 +189,7 @@ func TestCLIBackfillInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "100", "--pause", "20ms")
+	cmd := exec.Command(bin, "--db", d.URL, "backfill", "--example", "todos", "--partition", "p1", "--batch", "100", "--pause", "20ms")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -216,7 +216,7 @@ func TestCLIBackfillInterrupted(t *testing.T) {
 	if diff := projectionDiff(t, d, cp.Watermark); diff != "" {
 		t.Fatalf("projection and watermark %d disagree after Ctrl-C: %s", cp.Watermark, diff)
 	}
-	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1", "--batch", "1000")
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--example", "todos", "--partition", "p1", "--batch", "1000")
 	wantCode(t, r, 0, "backfill (resume)")
 	final, err := s.Checkpoint(ctx, "p1", "todos_by_owner")
 	if err != nil {
@@ -227,7 +227,7 @@ func TestCLIBackfillInterrupted(t *testing.T) {
 		lines[len(lines)-1] != fmt.Sprintf("activated p1/todos_by_owner at watermark 4000 (%d rows, owner epoch 2)", final.ObservedRows) {
 		t.Fatalf("resume output:\n%s", r.stdout)
 	}
-	r = gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
+	r = gosyncCLI(t, "--db", d.URL, "backfill", "--example", "todos", "--partition", "p1")
 	wantCode(t, r, 0, "backfill (finished)")
 	if r.stdout != fmt.Sprintf("p1/todos_by_owner already activated at watermark 4000 (%d rows): nothing to do\n", final.ObservedRows) {
 		t.Fatalf("backfill of an activated checkpoint: %q", r.stdout)
@@ -245,7 +245,7 @@ func TestCLIBackfillAllInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--db", d.URL, "backfill", "--all", "--workers", "2", "--batch", "100", "--pause", "20ms")
+	cmd := exec.Command(bin, "--db", d.URL, "backfill", "--example", "todos", "--all", "--workers", "2", "--batch", "100", "--pause", "20ms")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -288,7 +288,7 @@ func TestCLIBackfillAllInterrupted(t *testing.T) {
 	}
 	// The interrupted workers' claims stay until their lease runs out (30 s
 	// by default): a short lease lets the re-run take them over at once.
-	r := gosyncCLI(t, "--db", d.URL, "backfill", "--all", "--workers", "2", "--lease", "2s")
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--example", "todos", "--all", "--workers", "2", "--lease", "2s")
 	wantCode(t, r, 0, "backfill --all (resume)")
 	for _, p := range partitions {
 		if diff := projectionDiffIn(t, d, p, -1); diff != "" {
@@ -305,7 +305,7 @@ func TestCLIBackfillFailures(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
 	mustExec(t, d.Pool, "SELECT sync_declare_checkpoint('p1', 'todos_by_owner', 2)")
-	r := gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
+	r := gosyncCLI(t, "--db", d.URL, "backfill", "--example", "todos", "--partition", "p1")
 	wantCode(t, r, 1, "backfill without a marker")
 	if !strings.Contains(r.stderr, "pass --version N") {
 		t.Fatalf("backfill without a marker: %q", r.stderr)
@@ -316,7 +316,7 @@ func TestCLIBackfillFailures(t *testing.T) {
 	if _, err := s.PruneLog(ctx, "p1", 50); err != nil {
 		t.Fatal(err)
 	}
-	r = gosyncCLI(t, "--db", d.URL, "backfill", "--partition", "p1")
+	r = gosyncCLI(t, "--db", d.URL, "backfill", "--example", "todos", "--partition", "p1")
 	wantCode(t, r, 1, "backfill over a pruned log")
 	if queryOne[bool](t, d.Pool, "SELECT to_regclass('todos_by_owner') IS NOT NULL") {
 		t.Fatalf("a failed backfill left todos_by_owner behind; stderr %q", r.stderr)
@@ -335,7 +335,7 @@ func TestCLIBackfillAsBackfillRole(t *testing.T) {
 	if _, err := d.Pool.Exec(context.Background(), "GRANT SELECT, INSERT, UPDATE, DELETE ON todos_by_owner TO "+pgx.Identifier{name}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
-	r := gosyncCLI(t, "--db", u.String(), "backfill", "--partition", "p1")
+	r := gosyncCLI(t, "--db", u.String(), "backfill", "--example", "todos", "--partition", "p1")
 	wantCode(t, r, 0, "backfill as sync_backfill")
 	if !strings.Contains(r.stdout, "activated p1/todos_by_owner at watermark 1000") {
 		t.Fatalf("backfill as sync_backfill:\n%s", r.stdout)

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,16 +29,16 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/gosync/gosync/db"
+	"github.com/gosync/gosync/examples/todos"
 	"github.com/gosync/gosync/gosync"
-	"github.com/gosync/gosync/internal/db"
 	"github.com/gosync/gosync/internal/pgtest"
-	"github.com/gosync/gosync/internal/todos"
 	sqlfiles "github.com/gosync/gosync/sql"
 )
 
 // ---- The application and the servers under test ----
 
-// The example application (internal/todos) is the tests' application too.
+// The example application (examples/todos) is the tests' application too.
 var (
 	todosSchema = todos.Schema
 	todosDDL    = todos.SchemaChange
@@ -774,12 +775,14 @@ func latestVersion(t *testing.T) int64 {
 
 // ---- The gosync command ----
 
-// cliBinary builds the gosync command once per test binary and returns its path.
+// cliBinary builds the gosync command once per test binary and returns its
+// path; TestMain removes it (removeCLIBinary).
 var cliBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "gosync-cli-")
 	if err != nil {
 		return "", err
 	}
+	cliDir.Store(&dir)
 	bin := filepath.Join(dir, "gosync")
 	out, err := exec.Command("go", "build", "-o", bin, "../cmd/gosync").CombinedOutput()
 	if err != nil {
@@ -787,6 +790,15 @@ var cliBinary = sync.OnceValues(func() (string, error) {
 	}
 	return bin, nil
 })
+
+// cliDir is the directory cliBinary built the command in, if it did.
+var cliDir atomic.Pointer[string]
+
+func removeCLIBinary() {
+	if dir := cliDir.Load(); dir != nil {
+		_ = os.RemoveAll(*dir)
+	}
+}
 
 // cliResult is one run of the gosync command: its output and exit status.
 type cliResult struct {

@@ -3,9 +3,14 @@
 package tests
 
 import (
+	"os"
 	"testing"
 
 	"github.com/gosync/gosync/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	code := pgtest.Run(m)
+	removeCLIBinary() // the temp directory keeps nothing of a run
+	os.Exit(code)
+}

@@ -12,25 +12,27 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
+	"github.com/gosync/gosync/examples/todos"
 	"github.com/gosync/gosync/gosync"
-	"github.com/gosync/gosync/internal/todos"
 )
 
 func backfillCmd(e *env) *cobra.Command {
 	var o backfillOptions
 	c := &cobra.Command{Use: "backfill", Args: cobra.NoArgs,
 		Short: "fill a projection in one partition (--partition) or in every one that declares it (--all)",
-		Long: `Fill a projection and activate its checkpoint: the example todos_by_owner,
-or a projection of your own (--name, --sources, --apply file.sql: the batch
-apply as one SQL statement, $1 partition, $2 after seq, $3 through seq,
-$4 sources). Ctrl-C stops after the current batch; re-running resumes.`,
+		Long: `Fill a projection and activate its checkpoint: a projection of your own
+(--name, --sources, --apply file.sql: the batch apply as one SQL statement,
+$1 partition, $2 after seq, $3 through seq, $4 sources), or the example
+application's (--example todos: todos_by_owner, whose table it creates when
+missing). Ctrl-C stops after the current batch; re-running resumes.`,
 		RunE: func(*cobra.Command, []string) error { return runBackfill(e, o) }}
 	f := c.Flags()
 	f.StringVar(&o.partition, "partition", "", "partition to fill (required without --all)")
 	f.BoolVar(&o.all, "all", false, "fill every partition that declares the projection (a fleet of --workers)")
 	f.IntVar(&o.workers, "workers", 1, "with --all: partitions filled at once by this process")
 	f.DurationVar(&o.lease, "lease", 30*time.Second, "with --all: take over a checkpoint whose owner made no progress for this long")
-	f.StringVar(&o.name, "name", todos.Projection, "the projection (checkpoint name); other than the example's, give --apply and --sources")
+	f.StringVar(&o.name, "name", "", "with --apply: the projection (checkpoint name)")
+	f.StringVar(&o.example, "example", "", "instead of --apply: the example application's projection (todos: "+todos.Projection+", its table created when missing)")
 	f.StringVar(&o.sources, "sources", "", "with --apply: the projection's source tables, comma-separated")
 	f.StringVar(&o.apply, "apply", "", "a file holding one SQL statement that applies a batch")
 	f.Int64Var(&o.version, "version", 0, "schema version to claim at (default: the stored schema version)")
@@ -42,6 +44,7 @@ $4 sources). Ctrl-C stops after the current batch; re-running resumes.`,
 
 type backfillOptions struct {
 	partition, name, sources, apply string
+	example                         string
 	all                             bool
 	workers, batch                  int
 	lease, pause                    time.Duration
@@ -56,9 +59,22 @@ func runBackfill(e *env, o backfillOptions) error {
 	if o.all == (o.partition != "") {
 		return usagef("backfill: give --partition P or --all")
 	}
+	// The example's projection is only ever filled on request: creating
+	// todos_by_owner in whatever database the command points at is not a
+	// default.
 	custom := o.apply != ""
-	if custom == (o.name == todos.Projection) || custom != (o.sources != "") {
-		return usagef("backfill: --apply file.sql and --sources go together, with a --name other than the example's %s", todos.Projection)
+	switch {
+	case o.example != "" && o.example != "todos":
+		return usagef("backfill: --example %q: the one example is todos", o.example)
+	case custom == (o.example != ""):
+		return usagef("backfill: give --apply file.sql --sources T --name N (a projection of your own) or --example todos")
+	case custom && (o.sources == "" || o.name == ""):
+		return usagef("backfill: --apply file.sql needs --sources and --name")
+	case !custom && (o.sources != "" || o.name != ""):
+		return usagef("backfill: --example todos fills %s: --name and --sources go with --apply", todos.Projection)
+	}
+	if !custom {
+		o.name = todos.Projection
 	}
 	b := gosync.Backfill{Name: o.name,
 		Knobs: gosync.NewBackfillKnobs(gosync.BackfillSettings{BatchSize: o.batch, Pause: o.pause, RowsPerS: o.rate})}

@@ -253,6 +253,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"gate", "--partition", "p1", "--running", "2", "--declared", "nope"}, `--declared "nope" is not partition/name`},
 		{[]string{"backfill"}, "backfill: give --partition P or --all"},
 		{[]string{"backfill", "--partition", "p1", "--all"}, "backfill: give --partition P or --all"},
+		// Without --apply the example is asked for by name: never created by default.
+		{[]string{"backfill", "--partition", "p1"}, "backfill: give --apply file.sql --sources T --name N (a projection of your own) or --example todos"},
+		{[]string{"backfill", "--all", "--name", "todos_by_owner"}, "backfill: give --apply file.sql --sources T --name N (a projection of your own) or --example todos"},
+		{[]string{"backfill", "--partition", "p1", "--example", "shop"}, `backfill: --example "shop": the one example is todos`},
+		{[]string{"backfill", "--partition", "p1", "--example", "todos", "--apply", "x.sql"}, "or --example todos"},
+		{[]string{"backfill", "--partition", "p1", "--example", "todos", "--name", "other"}, "--name and --sources go with --apply"},
+		{[]string{"backfill", "--all", "--apply", "x.sql", "--sources", "todos"}, "backfill: --apply file.sql needs --sources and --name"},
 	} {
 		args := append([]string{"--db", d.URL}, tc.args...)
 		r := invoke(t, args...).want(t, 2, tc.args...)
@@ -262,6 +269,10 @@ func TestUsageErrors(t *testing.T) {
 	if err := d.Pool.QueryRow(context.Background(), "SELECT count(*) FROM sync_backfill_checkpoints").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("usage errors changed the database: %d checkpoints, %v", n, err)
 	}
+	var projection *string
+	if err := d.Pool.QueryRow(context.Background(), "SELECT to_regclass('todos_by_owner')::text").Scan(&projection); err != nil || projection != nil {
+		t.Fatalf("usage errors created the example's projection: %v, %v", projection, err)
+	}
 }
 
 // TestNoDatabase: without DATABASE_URL or --db every command but demo and
@@ -269,7 +280,7 @@ func TestUsageErrors(t *testing.T) {
 func TestNoDatabase(t *testing.T) {
 	for _, args := range [][]string{{"status"}, {"up"}, {"migrate", "up"}, {"migrate", "status"}, {"checkpoint", "list"},
 		{"checkpoint", "declare", "--partition", "p", "--name", "n", "--version", "2"}, {"gate", "--partition", "p", "--running", "1"},
-		{"backfill", "--all"}} {
+		{"backfill", "--all", "--example", "todos"}} {
 		r := invoke(t, args...).want(t, 2, args...)
 		r.oneLineOn(t, "no database: set DATABASE_URL, pass --db URL, or start one with `gosync db`", args...)
 	}
@@ -337,7 +348,7 @@ func TestBadDatabase(t *testing.T) {
 	// A database never migrated: the same advice from every command.
 	for _, args := range [][]string{{"status"}, {"checkpoint", "list"}, {"checkpoint", "list", "--partition", "p1"},
 		{"checkpoint", "declare", "--partition", "p1", "--name", "n", "--version", "2"}, {"gate", "--partition", "p1", "--running", "1"},
-		{"backfill", "--partition", "p1", "--version", "2"}, {"backfill", "--all", "--version", "2"}} {
+		{"backfill", "--partition", "p1", "--version", "2", "--example", "todos"}, {"backfill", "--all", "--version", "2", "--example", "todos"}} {
 		r := invoke(t, append([]string{"--db", empty.URL}, args...)...).want(t, 1, args...)
 		r.oneLineOn(t, "run `gosync migrate up`", args...)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
+	"github.com/gosync/gosync/examples/todos"
 	"github.com/gosync/gosync/gosync"
-	"github.com/gosync/gosync/internal/todos"
 )
 
 // runDemo tells the migration barrier's story on a throwaway Postgres (or

@@ -3,6 +3,7 @@ package pglocal
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -20,11 +21,18 @@ import (
 // `postgres` OS user. The server is a child process with a parent-death
 // signal, so it dies with the process that started it even on SIGKILL.
 func startLocal(ctx context.Context, bindir string) (*Server, error) {
-	dir, err := os.MkdirTemp("", "gosync-pg-")
+	sweepStale(os.TempDir())
+	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
 		return nil, err
 	}
 	cleanup := func() { os.RemoveAll(dir) }
+	// The owner's pid lets a later start remove the directory of a process
+	// killed before its Stop (SIGKILL, a test binary's timeout panic).
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		cleanup()
+		return nil, err
+	}
 	cred, err := runAs(dir)
 	if err != nil {
 		cleanup()
@@ -102,6 +110,55 @@ func startLocal(ctx context.Context, bindir string) (*Server, error) {
 		return nil, fmt.Errorf("%w\n%s", err, bytes.TrimSpace(logText))
 	}
 	return &Server{URL: url, stop: stop}, nil
+}
+
+// dirPrefix names a throwaway cluster's directory in the temp directory;
+// ownerFile in it holds the pid of the process that started it.
+const (
+	dirPrefix = "gosync-pg-"
+	ownerFile = "owner.pid"
+)
+
+// sweepStale removes the cluster directories under tmp whose owner and
+// postmaster are both gone: what a killed process left. A directory without
+// an owner file (another build's, or one being created) is left alone.
+func sweepStale(tmp string) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, dirPrefix+"*"))
+	for _, dir := range dirs {
+		if alive(pidIn(filepath.Join(dir, ownerFile))) != "dead" {
+			continue
+		}
+		if alive(pidIn(filepath.Join(dir, "data", "postmaster.pid"))) == "alive" {
+			continue // the postmaster outlived its owner: it is still going down
+		}
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// pidIn reads the pid on the first line of a pid file; 0 when there is none.
+func pidIn(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(line)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}
+
+// alive says whether pid is a running process: "alive", "dead", or
+// "unknown" (no pid).
+func alive(pid int) string {
+	if pid <= 0 {
+		return "unknown"
+	}
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return "dead"
+	}
+	return "alive"
 }
 
 // runAs returns the credentials to run Postgres with: nil for a normal user,

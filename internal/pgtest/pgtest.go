@@ -2,9 +2,12 @@
 // a migrated template so a fresh database costs a file copy, not a migration.
 //
 // The server is DATABASE_URL when set (any superuser URL); otherwise a
-// throwaway server from pglocal (Docker, else local binaries), shared by the
-// package's tests and removed when they end. There is no skip path: without
-// a server the tests fail with the reason.
+// throwaway server from pglocal (Docker, else local binaries), started by
+// the first test that asks for a database, shared by the package's tests
+// and removed when they end (or when the test binary is interrupted). A
+// test binary whose selected tests need no database (a fuzz run's
+// coordinator and workers, a -run that matches nothing) starts none. There
+// is no skip path: without a server the tests fail with the reason.
 package pgtest
 
 import (
@@ -16,6 +19,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/signal"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,40 +34,92 @@ import (
 	sqlfiles "github.com/gosync/gosync/sql"
 )
 
-// server is the package-wide test server set up by Main. Test support is
-// the one place that holds state across tests: the server is expensive.
+// server is the package-wide test server, started on first use. Test
+// support is the one place that holds state across tests: the server is
+// expensive.
 var server struct {
+	once     sync.Once
+	main     bool // Main is running the tests
 	adminURL string
 	template string
 	err      error
+	mu       sync.Mutex
+	stop     func() error // nil: DATABASE_URL, or not started
 }
 
 // Main runs a test package against a real server. Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
 func Main(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(Run(m))
 }
 
-func run(m *testing.M) int {
-	ctx := context.Background()
-	if url := os.Getenv("DATABASE_URL"); url != "" {
-		server.adminURL = url
-	} else {
-		srv, err := pglocal.Start(ctx)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "pgtest:", err)
-			return 1
+// Run is Main without the exit, for a TestMain with cleanup of its own
+// after the tests: it returns the exit code.
+func Run(m *testing.M) int {
+	server.main = true
+	code := m.Run()
+	if err := stopServer(); err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest: stop the throwaway server:", err)
+		if code == 0 {
+			code = 1
 		}
-		defer srv.Stop()
-		server.adminURL = srv.URL
 	}
-	server.template, server.err = ensureTemplate(ctx, server.adminURL)
-	if server.err != nil {
-		fmt.Fprintln(os.Stderr, "pgtest:", server.err)
-		return 1
+	return code
+}
+
+// start brings the server up once, on the first test that needs it. Lazily,
+// because a process killed before its deferred cleanup leaves its cluster's
+// directory behind: the fuzz coordinator interrupts a worker that takes
+// over a second to exit, and every worker ran TestMain (each started a
+// cluster no fuzz target used).
+func start() error {
+	server.once.Do(func() {
+		if !server.main {
+			server.err = errors.New("pgtest: no server: call pgtest.Main from TestMain")
+			return
+		}
+		ctx := context.Background()
+		if url := os.Getenv("DATABASE_URL"); url != "" {
+			server.adminURL = url
+		} else {
+			srv, err := pglocal.Start(ctx)
+			if err != nil {
+				server.err = fmt.Errorf("pgtest: %w", err)
+				return
+			}
+			server.mu.Lock()
+			server.stop = srv.Stop
+			server.mu.Unlock()
+			server.adminURL = srv.URL
+			// Ctrl-C or a SIGTERM of the test binary: remove the cluster
+			// before dying (the default action would skip every cleanup).
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			go func() {
+				sig := <-sigs
+				_ = stopServer()
+				fmt.Fprintf(os.Stderr, "pgtest: %v: stopped the throwaway server\n", sig)
+				os.Exit(1)
+			}()
+		}
+		if server.template, server.err = ensureTemplate(ctx, server.adminURL); server.err != nil {
+			server.err = fmt.Errorf("pgtest: %w", server.err)
+		}
+	})
+	return server.err
+}
+
+// stopServer stops the throwaway server, once; nil when there is none.
+func stopServer() error {
+	server.mu.Lock()
+	stop := server.stop
+	server.stop = nil
+	server.mu.Unlock()
+	if stop == nil {
+		return nil
 	}
-	return m.Run()
+	return stop()
 }
 
 // DB is one test's database.
@@ -72,10 +130,10 @@ type DB struct {
 }
 
 // New returns a fresh migrated database for t, dropped when t ends.
-func New(t testing.TB) *DB { return newDB(t, server.template) }
+func New(t testing.TB) *DB { return newDB(t, true) }
 
 // NewEmpty returns a fresh database with no migrations applied.
-func NewEmpty(t testing.TB) *DB { return newDB(t, "template0") }
+func NewEmpty(t testing.TB) *DB { return newDB(t, false) }
 
 // Conn opens a dedicated connection to the test's database, closed when t
 // ends: concurrency tests need separate sessions, not a shared pool.
@@ -90,12 +148,17 @@ func (d *DB) Conn(t testing.TB) *pgx.Conn {
 }
 
 // AdminURL is the server's superuser URL (for tests that create roles or
-// databases themselves).
-func AdminURL() string { return server.adminURL }
+// databases themselves); "" when the server could not start.
+func AdminURL() string {
+	if start() != nil {
+		return ""
+	}
+	return server.adminURL
+}
 
-func newDB(t testing.TB, template string) *DB {
+func newDB(t testing.TB, migrated bool) *DB {
 	t.Helper()
-	d, drop, err := create(template)
+	d, drop, err := create(migrated)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,11 +168,16 @@ func newDB(t testing.TB, template string) *DB {
 
 // ForExample returns a fresh migrated database for an Example function
 // (which has no testing.T) and the function that drops it.
-func ForExample() (*DB, func(), error) { return create(server.template) }
+func ForExample() (*DB, func(), error) { return create(true) }
 
-func create(template string) (*DB, func(), error) {
-	if server.adminURL == "" {
-		return nil, nil, errors.New("pgtest: no server: call pgtest.Main from TestMain")
+// create makes a database: a clone of the migrated template, or an empty one.
+func create(migrated bool) (*DB, func(), error) {
+	if err := start(); err != nil {
+		return nil, nil, err
+	}
+	template := "template0"
+	if migrated {
+		template = server.template
 	}
 	ctx := context.Background()
 	name := "gosync_t_" + randomHex(6)

@@ -1,6 +1,6 @@
--- The DBA status views (sync_barrier_status, sync_barrier_summary).
-
--- BarrierStatus: the rows, filtered; LIMIT NULL is no limit.
+-- BarrierStatus reads the view sync_barrier_status (one row per checkpoint,
+-- with its fence, lag and horizon), filtered by partition and state when
+-- they are not nil, at most row_limit rows (nil: no limit).
 -- name: BarrierStatus :many
 SELECT * FROM sync_barrier_status
  WHERE (sqlc.narg('partition')::text IS NULL OR partition = sqlc.narg('partition')::text)
@@ -8,5 +8,7 @@ SELECT * FROM sync_barrier_status
  ORDER BY partition, checkpoint
  LIMIT sqlc.narg('row_limit')::bigint;
 
+-- BarrierSummary reads the view sync_barrier_summary: per schema version,
+-- checkpoint and state, the partitions, the largest lag and the slowest.
 -- name: BarrierSummary :many
 SELECT * FROM sync_barrier_summary ORDER BY schema_version DESC, checkpoint, state;

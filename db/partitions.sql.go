@@ -13,6 +13,7 @@ const currentCursor = `-- name: CurrentCursor :one
 SELECT coalesce((SELECT max_commit_seq FROM sync_partitions WHERE partition = $1), 0)::bigint AS cursor
 `
 
+// CurrentCursor is the partition's max_commit_seq, 0 without a log.
 func (q *Queries) CurrentCursor(ctx context.Context, db DBTX, partition string) (int64, error) {
 	row := db.QueryRow(ctx, currentCursor, partition)
 	var cursor int64
@@ -27,6 +28,8 @@ SELECT (EXISTS (SELECT 1 FROM sync_partitions p WHERE p.partition = $1)
      OR EXISTS (SELECT 1 FROM sync_writer_fence f WHERE f.partition = $1))::boolean AS known
 `
 
+// PartitionKnown reports whether the partition has a log, a registration, a
+// checkpoint or a fence.
 func (q *Queries) PartitionKnown(ctx context.Context, db DBTX, partition string) (bool, error) {
 	row := db.QueryRow(ctx, partitionKnown, partition)
 	var known bool
@@ -43,6 +46,8 @@ type PruneLogParams struct {
 	ThroughSeq int64
 }
 
+// PruneLog is sync_prune_log: it deletes the partition's log through
+// through_seq, raises horizon_seq to it and returns the horizon.
 func (q *Queries) PruneLog(ctx context.Context, db DBTX, arg PruneLogParams) (int64, error) {
 	row := db.QueryRow(ctx, pruneLog, arg.Partition, arg.ThroughSeq)
 	var horizon_seq int64
@@ -60,6 +65,8 @@ type RotateLogEpochParams struct {
 	NowMs     *int64
 }
 
+// RotateLogEpoch is sync_rotate_log_epoch: a new log epoch with
+// epoch_required set, and the partition's client cursors deleted.
 func (q *Queries) RotateLogEpoch(ctx context.Context, db DBTX, arg RotateLogEpochParams) (SyncPartitionRegistry, error) {
 	row := db.QueryRow(ctx, rotateLogEpoch, arg.Partition, arg.LogEpoch, arg.NowMs)
 	var i SyncPartitionRegistry
@@ -73,7 +80,6 @@ func (q *Queries) RotateLogEpoch(ctx context.Context, db DBTX, arg RotateLogEpoc
 }
 
 const touchPartition = `-- name: TouchPartition :one
-
 SELECT partition, log_epoch, epoch_required, last_authenticated_at_ms FROM sync_touch_partition($1, $2::text, $3::bigint)
 `
 
@@ -83,8 +89,9 @@ type TouchPartitionParams struct {
 	NowMs     *int64
 }
 
-// Partitions: the registry (sync_touch_partition, sync_rotate_log_epoch),
-// pruning (sync_prune_log) and the cursor.
+// TouchPartition is sync_touch_partition: it registers a partition with its
+// first log epoch (a fresh UUID when log_epoch is nil), or stamps an
+// existing one's last authentication, and returns the registry row.
 func (q *Queries) TouchPartition(ctx context.Context, db DBTX, arg TouchPartitionParams) (SyncPartitionRegistry, error) {
 	row := db.QueryRow(ctx, touchPartition, arg.Partition, arg.LogEpoch, arg.NowMs)
 	var i SyncPartitionRegistry

@@ -1,4 +1,5 @@
--- Demo and tests only: gosync itself never runs these.
+-- Demo and tests only (package internal/demodb): gosync itself never runs
+-- these, and they are not part of the public db package.
 
 -- DemoOldWriterCommit is the statement an upstream server's push runs
 -- (commit_seq allocated from sync_partitions, the commit inserted with its

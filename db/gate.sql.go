@@ -18,6 +18,9 @@ type SegmentExpiredParams struct {
 	SegmentSchemaVersion int64
 }
 
+// SegmentExpired is sync_segment_expired: a segment minted at
+// segment_schema_version is expired when the partition has a checkpoint of
+// a newer version.
 func (q *Queries) SegmentExpired(ctx context.Context, db DBTX, arg SegmentExpiredParams) (bool, error) {
 	row := db.QueryRow(ctx, segmentExpired, arg.Partition, arg.SegmentSchemaVersion)
 	var expired bool
@@ -26,7 +29,6 @@ func (q *Queries) SegmentExpired(ctx context.Context, db DBTX, arg SegmentExpire
 }
 
 const serveCheck = `-- name: ServeCheck :one
-
 SELECT coalesce(c.refusal, '')::text AS refusal,
        c.stored_schema_version::bigint AS stored_schema_version,
        coalesce(c.checkpoint_partition, '')::text AS checkpoint_partition,
@@ -52,10 +54,11 @@ type ServeCheckRow struct {
 	CheckpointName      string
 }
 
-// The serve gate: the refusal rule (sync_serve_check), the full gate read
-// for diagnostics (sync_serve_gate) and the segment check (sync_segment_expired).
-// The refusal rule (sync_serve_check). The alias list names the OUT
-// columns for sqlc; the casts give the generated struct its Go types.
+// ServeCheck is sync_serve_check, the serve gate's refusal rule: Refusal is
+// "" when the partition may be served at running_schema_version, else the
+// upstream refusal code, with the checkpoint that closes the gate ("" when
+// none). The alias list names the OUT columns for sqlc; the casts give the
+// generated struct its Go types.
 func (q *Queries) ServeCheck(ctx context.Context, db DBTX, arg ServeCheckParams) (ServeCheckRow, error) {
 	row := db.QueryRow(ctx, serveCheck,
 		arg.Partition,
@@ -103,7 +106,7 @@ type ServeCheckAndCursorRow struct {
 	Cursor              int64
 }
 
-// ServeCheckAndCursor: the serve check and the partition's cursor in one
+// ServeCheckAndCursor is ServeCheck and the partition's cursor and the partition's cursor in one
 // statement, so ReadAuthoritative takes its snapshot and reads both in one
 // round trip (in REPEATABLE READ the cursor is that of the whole snapshot).
 func (q *Queries) ServeCheckAndCursor(ctx context.Context, db DBTX, arg ServeCheckAndCursorParams) (ServeCheckAndCursorRow, error) {
@@ -146,8 +149,11 @@ type ServeGateRow struct {
 	Pending             []byte
 }
 
-// The column alias list names the TABLE function's columns for sqlc, which
-// cannot see them; the casts give the generated struct its Go types (a cast
+// ServeGate is sync_serve_gate, the full gate read for DBAs and diagnostics:
+// the stored schema version, the log epoch (Registered false: none) and
+// every pending checkpoint of the running version as JSON (it grows with
+// them: request paths use ServeCheck). The column alias list names the TABLE
+// function's columns for sqlc, which cannot see them; the casts give the generated struct its Go types (a cast
 // reads as NOT NULL to sqlc, hence the explicit registered flag).
 func (q *Queries) ServeGate(ctx context.Context, db DBTX, arg ServeGateParams) (ServeGateRow, error) {
 	row := db.QueryRow(ctx, serveGate, arg.Partition, arg.RunningSchemaVersion)

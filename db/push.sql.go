@@ -10,7 +10,6 @@ import (
 )
 
 const push = `-- name: Push :one
-
 SELECT coalesce(r.refusal, '')::text AS refusal,
        coalesce(r.stored_schema_version, 0)::bigint AS stored_schema_version,
        coalesce(r.checkpoint_partition, '')::text AS checkpoint_partition,
@@ -19,7 +18,7 @@ SELECT coalesce(r.refusal, '')::text AS refusal,
   FROM sync_push($1, $2, $3::text,
          $4::text[], $5::text[], $6::text[],
          $7, $8, $9, $10,
-         $11::text[], $12::text[], $13::smallint[], array_replace($14::bigint[], -1, NULL),
+         $11::text[], $12::text[], $13::smallint[], $14::int8[],
          $15::jsonb[], $16::bytea[])
        AS r(refusal, stored_schema_version, checkpoint_partition, checkpoint_name, result)
 `
@@ -38,7 +37,7 @@ type PushParams struct {
 	Tbls                   []string
 	RowIds                 []string
 	Ops                    []int16
-	RowVersions            []int64
+	RowVersions            []*int64
 	Scopes                 [][]byte
 	Payloads               [][]byte
 }
@@ -51,11 +50,13 @@ type PushRow struct {
 	Result              []byte
 }
 
-// Appending a client commit (sync_push).
-// Push is sync_push: one statement, one round trip. Row versions travel as
-// bigint[] with -1 for "no row version" (NULL): the generated []int64
-// cannot carry NULL elements. The alias list names the
-// OUT columns for sqlc, the casts give the generated struct its Go types.
+// Push is sync_push, a client commit appended behind the serve check and
+// the writer fence: one statement, one round trip. Refusal is "" when the
+// commit was appended or replayed (Result holds the push result), else the
+// upstream refusal code, as ServeCheck's. Row versions are
+// int8[], which sqlc.yaml maps to []*int64: a nil element is NULL (no row
+// version). The alias list names the OUT columns for sqlc, the casts give
+// the generated struct its Go types ("" and 0 when NULL).
 func (q *Queries) Push(ctx context.Context, db DBTX, arg PushParams) (PushRow, error) {
 	row := db.QueryRow(ctx, push,
 		arg.Partition,

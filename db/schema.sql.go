@@ -13,6 +13,8 @@ const beginSchemaChange = `-- name: BeginSchemaChange :exec
 SELECT sync_begin_schema_change()
 `
 
+// BeginSchemaChange is sync_begin_schema_change, the first statement of a
+// schema-bump transaction: it takes the migration lock writers wait on.
 func (q *Queries) BeginSchemaChange(ctx context.Context, db DBTX) error {
 	_, err := db.Exec(ctx, beginSchemaChange)
 	return err
@@ -27,7 +29,7 @@ type CheckSchemaVersionParams struct {
 	Layouts       string
 }
 
-// CheckSchemaVersion: the marker rules (sync_check_schema_version): 'absent',
+// CheckSchemaVersion is sync_check_schema_version, the marker rules (sync_check_schema_version): 'absent',
 // 'older' or 'same', else a refusal with the upstream words (55000).
 func (q *Queries) CheckSchemaVersion(ctx context.Context, db DBTX, arg CheckSchemaVersionParams) (string, error) {
 	row := db.QueryRow(ctx, checkSchemaVersion, arg.SchemaVersion, arg.Layouts)
@@ -55,9 +57,10 @@ type FirstUndeclaredCheckpointRow struct {
 	Name      string
 }
 
-// The first pending checkpoint of a version that the caller did not declare
-// (by name for every partition, or by pair): sync_first_undeclared_checkpoint,
-// the walk sync_serve_check runs too. No row when there is none.
+// FirstUndeclaredCheckpoint is sync_first_undeclared_checkpoint: the first
+// pending checkpoint of a version that the caller did not declare (by name
+// for every partition, or by pair), the walk sync_serve_check runs too;
+// pgx.ErrNoRows when there is none.
 func (q *Queries) FirstUndeclaredCheckpoint(ctx context.Context, db DBTX, arg FirstUndeclaredCheckpointParams) (FirstUndeclaredCheckpointRow, error) {
 	row := db.QueryRow(ctx, firstUndeclaredCheckpoint,
 		arg.SchemaVersion,
@@ -71,13 +74,11 @@ func (q *Queries) FirstUndeclaredCheckpoint(ctx context.Context, db DBTX, arg Fi
 }
 
 const getSchemaMeta = `-- name: GetSchemaMeta :one
-
 SELECT id, schema_version, layouts FROM sync_schema_meta WHERE id = 1
 `
 
-// The schema marker and the schema-bump transaction (sync_begin_schema_change,
-// sync_set_schema_version, sync_install_checkpoints, sync_install_all_partitions)
-// and the start-up checks.
+// GetSchemaMeta reads the schema marker (sync_schema_meta); pgx.ErrNoRows
+// before the first schema bump.
 func (q *Queries) GetSchemaMeta(ctx context.Context, db DBTX) (SyncSchemaMetum, error) {
 	row := db.QueryRow(ctx, getSchemaMeta)
 	var i SyncSchemaMetum
@@ -95,7 +96,7 @@ type InstallAllPartitionsParams struct {
 	NowMs         *int64
 }
 
-// InstallAllPartitions declares projections for every partition, existing
+// InstallAllPartitions is sync_install_all_partitions: it declares projections for every partition, existing
 // and created later (sync_install_all_partitions).
 func (q *Queries) InstallAllPartitions(ctx context.Context, db DBTX, arg InstallAllPartitionsParams) (int32, error) {
 	row := db.QueryRow(ctx, installAllPartitions, arg.Names, arg.SchemaVersion, arg.NowMs)
@@ -116,7 +117,8 @@ type InstallCheckpointsParams struct {
 	NowMs         *int64
 }
 
-// InstallCheckpoints installs declarations by pair (partitions[i], names[i]).
+// InstallCheckpoints is sync_install_checkpoints: it declares checkpoints by
+// pair (partitions[i], names[i]) in a schema bump and returns how many.
 func (q *Queries) InstallCheckpoints(ctx context.Context, db DBTX, arg InstallCheckpointsParams) (int32, error) {
 	row := db.QueryRow(ctx, installCheckpoints,
 		arg.Partitions,
@@ -136,7 +138,7 @@ SELECT a.attname::text AS column_name
  ORDER BY a.attnum
 `
 
-// PhysicalColumns resolves the table through to_regclass, which follows the
+// PhysicalColumns lists a table's columns in order. It resolves the table through to_regclass, which follows the
 // session's search_path exactly as unqualified queries do (current_schema()
 // names only the first schema and would miss a table found later on the path).
 func (q *Queries) PhysicalColumns(ctx context.Context, db DBTX, tableName string) ([]string, error) {
@@ -172,7 +174,7 @@ type SchemaChangeBlockersRow struct {
 	LockModes   string
 }
 
-// SchemaChangeBlockers: who holds a lock the bump's migration lock
+// SchemaChangeBlockers is sync_schema_change_blockers: who holds a lock the bump's migration lock
 // conflicts with (sync_schema_change_blockers), after its wait timed out;
 // pid 0 is a prepared transaction.
 func (q *Queries) SchemaChangeBlockers(ctx context.Context, db DBTX) ([]SchemaChangeBlockersRow, error) {
@@ -219,6 +221,8 @@ type SetSchemaVersionParams struct {
 	Layouts       string
 }
 
+// SetSchemaVersion is sync_set_schema_version: it writes the schema marker
+// inside a schema-bump transaction, under the marker rules.
 func (q *Queries) SetSchemaVersion(ctx context.Context, db DBTX, arg SetSchemaVersionParams) error {
 	_, err := db.Exec(ctx, setSchemaVersion, arg.SchemaVersion, arg.Layouts)
 	return err

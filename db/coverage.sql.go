@@ -13,15 +13,15 @@ const assertSourceTables = `-- name: AssertSourceTables :exec
 SELECT sync_assert_source_tables($1::text[])
 `
 
-// AssertSourceTables: a backfill's sources are tables of the stored schema
-// (the rule activation applies), checked before anything is claimed.
+// AssertSourceTables is sync_assert_source_tables: a backfill's sources are
+// tables of the stored schema (the rule activation applies), checked before
+// anything is claimed.
 func (q *Queries) AssertSourceTables(ctx context.Context, db DBTX, sources []string) error {
 	_, err := db.Exec(ctx, assertSourceTables, sources)
 	return err
 }
 
 const sourceChanges = `-- name: SourceChanges :many
-
 SELECT partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload FROM sync_changes
  WHERE partition = $1 AND tbl = ANY($2::text[])
    AND commit_seq > $3 AND commit_seq <= $4
@@ -35,8 +35,8 @@ type SourceChangesParams struct {
 	ThroughSeq int64
 }
 
-// The log a backfill reads: a partition's source changes and the coverage
-// checks activation relies on (sync_source_coverage_seq, sync_source_changes_above).
+// SourceChanges reads a partition's changes of the source tables with
+// after_seq < commit_seq <= through_seq, in log order: a backfill batch.
 func (q *Queries) SourceChanges(ctx context.Context, db DBTX, arg SourceChangesParams) ([]SyncChange, error) {
 	rows, err := db.Query(ctx, sourceChanges,
 		arg.Partition,
@@ -82,6 +82,8 @@ type SourceChangesAboveParams struct {
 	Seq       int64
 }
 
+// SourceChangesAbove is sync_source_changes_above, activation's coverage
+// check: `clean`, `changed` or `unverifiable` (the log is pruned past seq).
 func (q *Queries) SourceChangesAbove(ctx context.Context, db DBTX, arg SourceChangesAboveParams) (string, error) {
 	row := db.QueryRow(ctx, sourceChangesAbove, arg.Partition, arg.Sources, arg.Seq)
 	var result string
@@ -98,6 +100,8 @@ type SourceCoverageSeqParams struct {
 	Sources   []string
 }
 
+// SourceCoverageSeq is sync_source_coverage_seq: the highest commit seq of a
+// change to the sources (0 when none), the watermark a backfill must reach.
 func (q *Queries) SourceCoverageSeq(ctx context.Context, db DBTX, arg SourceCoverageSeqParams) (int64, error) {
 	row := db.QueryRow(ctx, sourceCoverageSeq, arg.Partition, arg.Sources)
 	var seq int64

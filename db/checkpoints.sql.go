@@ -22,6 +22,10 @@ type ActivateCheckpointParams struct {
 	NowMs      *int64
 }
 
+// ActivateCheckpoint is sync_activate_checkpoint: under the partition lock,
+// `activated` when no change of the sources exists above the watermark,
+// `stale` (changes above it, or the CAS lost) or `unverifiable` (the log is
+// pruned past it).
 func (q *Queries) ActivateCheckpoint(ctx context.Context, db DBTX, arg ActivateCheckpointParams) (string, error) {
 	row := db.QueryRow(ctx, activateCheckpoint,
 		arg.Partition,
@@ -36,7 +40,7 @@ func (q *Queries) ActivateCheckpoint(ctx context.Context, db DBTX, arg ActivateC
 	return result, err
 }
 
-const advanceBatch = `-- name: AdvanceBatch :many
+const advanceBatch = `-- name: AdvanceBatch :one
 SELECT sync_advance_checkpoint($1, $2, $3, $4, $5, NULL)::boolean AS advanced
  WHERE pg_current_xact_id_if_assigned()::text = $6::text
 `
@@ -51,11 +55,11 @@ type AdvanceBatchParams struct {
 }
 
 // AdvanceBatch is a batch's closing advance, only in the transaction
-// OwnBatch opened: an apply that ended it (COMMIT, ROLLBACK, ROLLBACK AND
-// CHAIN) leaves another transaction, or none, and this returns no row
-// instead of advancing outside the batch.
-func (q *Queries) AdvanceBatch(ctx context.Context, db DBTX, arg AdvanceBatchParams) ([]bool, error) {
-	rows, err := db.Query(ctx, advanceBatch,
+// OwnBatch opened (xid): an apply that ended it (COMMIT, ROLLBACK, ROLLBACK
+// AND CHAIN) leaves another transaction, or none, and this returns no row
+// (pgx.ErrNoRows) instead of advancing outside the batch.
+func (q *Queries) AdvanceBatch(ctx context.Context, db DBTX, arg AdvanceBatchParams) (bool, error) {
+	row := db.QueryRow(ctx, advanceBatch,
 		arg.Partition,
 		arg.Name,
 		arg.OwnerEpoch,
@@ -63,22 +67,9 @@ func (q *Queries) AdvanceBatch(ctx context.Context, db DBTX, arg AdvanceBatchPar
 		arg.ObservedRows,
 		arg.Xid,
 	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []bool{}
-	for rows.Next() {
-		var advanced bool
-		if err := rows.Scan(&advanced); err != nil {
-			return nil, err
-		}
-		items = append(items, advanced)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	var advanced bool
+	err := row.Scan(&advanced)
+	return advanced, err
 }
 
 const advanceCheckpoint = `-- name: AdvanceCheckpoint :one
@@ -94,6 +85,9 @@ type AdvanceCheckpointParams struct {
 	NowMs        *int64
 }
 
+// AdvanceCheckpoint is sync_advance_checkpoint: a compare-and-set on
+// owner_epoch that moves the watermark; false when the caller no longer
+// owns the row. Run it in the transaction that writes the batch.
 func (q *Queries) AdvanceCheckpoint(ctx context.Context, db DBTX, arg AdvanceCheckpointParams) (bool, error) {
 	row := db.QueryRow(ctx, advanceCheckpoint,
 		arg.Partition,
@@ -117,6 +111,7 @@ type CheckpointParams struct {
 	Name      string
 }
 
+// Checkpoint reads one checkpoint row; pgx.ErrNoRows when there is none.
 func (q *Queries) Checkpoint(ctx context.Context, db DBTX, arg CheckpointParams) (SyncBackfillCheckpoint, error) {
 	row := db.QueryRow(ctx, checkpoint, arg.Partition, arg.Name)
 	var i SyncBackfillCheckpoint
@@ -150,6 +145,8 @@ type CheckpointCountsRow struct {
 	Activated int64
 }
 
+// CheckpointCounts counts a projection's checkpoints at a schema version,
+// in every partition: all of them, and the activated ones.
 func (q *Queries) CheckpointCounts(ctx context.Context, db DBTX, arg CheckpointCountsParams) (CheckpointCountsRow, error) {
 	row := db.QueryRow(ctx, checkpointCounts, arg.Name, arg.SchemaVersion)
 	var i CheckpointCountsRow
@@ -163,6 +160,8 @@ SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_
  ORDER BY partition, name
 `
 
+// Checkpoints lists the checkpoints of one partition, or of all when
+// partition is nil, ordered by (partition, name).
 func (q *Queries) Checkpoints(ctx context.Context, db DBTX, partition *string) ([]SyncBackfillCheckpoint, error) {
 	rows, err := db.Query(ctx, checkpoints, partition)
 	if err != nil {
@@ -203,6 +202,9 @@ type ClaimCheckpointParams struct {
 	NowMs         *int64
 }
 
+// ClaimCheckpoint is sync_claim_checkpoint: it makes the caller the only
+// owner (owner_epoch + 1, `declared` becomes `backfilling`) and returns the
+// row; its OwnerEpoch is the token of every later advance and activation.
 func (q *Queries) ClaimCheckpoint(ctx context.Context, db DBTX, arg ClaimCheckpointParams) (SyncBackfillCheckpoint, error) {
 	row := db.QueryRow(ctx, claimCheckpoint,
 		arg.Partition,
@@ -224,7 +226,7 @@ func (q *Queries) ClaimCheckpoint(ctx context.Context, db DBTX, arg ClaimCheckpo
 	return i, err
 }
 
-const claimNextCheckpoint = `-- name: ClaimNextCheckpoint :many
+const claimNextCheckpoint = `-- name: ClaimNextCheckpoint :one
 SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms FROM sync_claim_next_checkpoint($1, $2, $3, $4::bigint)
 `
 
@@ -235,42 +237,31 @@ type ClaimNextCheckpointParams struct {
 	NowMs         *int64
 }
 
-func (q *Queries) ClaimNextCheckpoint(ctx context.Context, db DBTX, arg ClaimNextCheckpointParams) ([]SyncBackfillCheckpoint, error) {
-	rows, err := db.Query(ctx, claimNextCheckpoint,
+// ClaimNextCheckpoint is sync_claim_next_checkpoint: it claims a checkpoint
+// of the projection that no live worker owns (declared, or idle for
+// lease_ms), for a fleet of workers; pgx.ErrNoRows when none is claimable.
+func (q *Queries) ClaimNextCheckpoint(ctx context.Context, db DBTX, arg ClaimNextCheckpointParams) (SyncBackfillCheckpoint, error) {
+	row := db.QueryRow(ctx, claimNextCheckpoint,
 		arg.Name,
 		arg.SchemaVersion,
 		arg.LeaseMs,
 		arg.NowMs,
 	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []SyncBackfillCheckpoint{}
-	for rows.Next() {
-		var i SyncBackfillCheckpoint
-		if err := rows.Scan(
-			&i.Partition,
-			&i.Name,
-			&i.SchemaVersion,
-			&i.State,
-			&i.Watermark,
-			&i.OwnerEpoch,
-			&i.ObservedRows,
-			&i.UpdatedAtMs,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	var i SyncBackfillCheckpoint
+	err := row.Scan(
+		&i.Partition,
+		&i.Name,
+		&i.SchemaVersion,
+		&i.State,
+		&i.Watermark,
+		&i.OwnerEpoch,
+		&i.ObservedRows,
+		&i.UpdatedAtMs,
+	)
+	return i, err
 }
 
 const declareCheckpoint = `-- name: DeclareCheckpoint :one
-
 SELECT partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms FROM sync_declare_checkpoint($1, $2, $3, $4::bigint)
 `
 
@@ -281,8 +272,9 @@ type DeclareCheckpointParams struct {
 	NowMs         *int64
 }
 
-// Backfill checkpoints: the lifecycle (sync_declare/claim/advance/activate/
-// remove_checkpoint, sync_claim_next_checkpoint) and reads of the table.
+// DeclareCheckpoint is sync_declare_checkpoint: it inserts a `declared`
+// checkpoint (an existing row is returned unchanged) and raises the
+// partition's writer fence to schema_version, in one transaction.
 func (q *Queries) DeclareCheckpoint(ctx context.Context, db DBTX, arg DeclareCheckpointParams) (SyncBackfillCheckpoint, error) {
 	row := db.QueryRow(ctx, declareCheckpoint,
 		arg.Partition,
@@ -350,6 +342,8 @@ type RemoveCheckpointParams struct {
 	Name      string
 }
 
+// RemoveCheckpoint is sync_remove_checkpoint: it removes a checkpoint that
+// is not activated and returns it; the writer fence is not lowered.
 func (q *Queries) RemoveCheckpoint(ctx context.Context, db DBTX, arg RemoveCheckpointParams) (SyncBackfillCheckpoint, error) {
 	row := db.QueryRow(ctx, removeCheckpoint, arg.Partition, arg.Name)
 	var i SyncBackfillCheckpoint

@@ -10,7 +10,6 @@ import (
 )
 
 const barrierStatus = `-- name: BarrierStatus :many
-
 SELECT partition, checkpoint, state, schema_version, fence_version, owner_epoch, watermark, coverage_seq, lag, horizon_seq, observed_rows, updated_at FROM sync_barrier_status
  WHERE ($1::text IS NULL OR partition = $1::text)
    AND ($2::text IS NULL OR state = $2::text)
@@ -24,8 +23,9 @@ type BarrierStatusParams struct {
 	RowLimit  *int64
 }
 
-// The DBA status views (sync_barrier_status, sync_barrier_summary).
-// BarrierStatus: the rows, filtered; LIMIT NULL is no limit.
+// BarrierStatus reads the view sync_barrier_status (one row per checkpoint,
+// with its fence, lag and horizon), filtered by partition and state when
+// they are not nil, at most row_limit rows (nil: no limit).
 func (q *Queries) BarrierStatus(ctx context.Context, db DBTX, arg BarrierStatusParams) ([]SyncBarrierStatus, error) {
 	rows, err := db.Query(ctx, barrierStatus, arg.Partition, arg.State, arg.RowLimit)
 	if err != nil {
@@ -63,6 +63,8 @@ const barrierSummary = `-- name: BarrierSummary :many
 SELECT schema_version, checkpoint, state, partitions, max_lag, slowest_partition, oldest_update, newest_update FROM sync_barrier_summary ORDER BY schema_version DESC, checkpoint, state
 `
 
+// BarrierSummary reads the view sync_barrier_summary: per schema version,
+// checkpoint and state, the partitions, the largest lag and the slowest.
 func (q *Queries) BarrierSummary(ctx context.Context, db DBTX) ([]SyncBarrierSummary, error) {
 	rows, err := db.Query(ctx, barrierSummary)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 )
 
+// gosync's: the one row (id 1) of projections declared for every partition, names[i] at schema_versions[i]; partitions created later get them too.
 type SyncAllPartitionCheckpoint struct {
 	ID             int32
 	Names          []string
@@ -15,6 +16,7 @@ type SyncAllPartitionCheckpoint struct {
 	UpdatedAtMs    int64
 }
 
+// One projection being backfilled in one partition at a schema version: state declared, backfilling or activated (final), owner_epoch and watermark.
 type SyncBackfillCheckpoint struct {
 	Partition     string
 	Name          string
@@ -26,6 +28,7 @@ type SyncBackfillCheckpoint struct {
 	UpdatedAtMs   int64
 }
 
+// One row per backfill checkpoint: state, fence, log epoch, watermark, coverage and lag (0 once activated), for DBAs.
 type SyncBarrierStatus struct {
 	Partition     string
 	Checkpoint    string
@@ -41,6 +44,7 @@ type SyncBarrierStatus struct {
 	UpdatedAt     time.Time
 }
 
+// Per schema version, projection and state: how many checkpoints, the slowest lag and the oldest update.
 type SyncBarrierSummary struct {
 	SchemaVersion    int32
 	Checkpoint       string
@@ -52,6 +56,7 @@ type SyncBarrierSummary struct {
 	NewestUpdate     time.Time
 }
 
+// Upstream server state: one reference from a row to a blob; gosync keeps its shape only.
 type SyncBlobRef struct {
 	Partition string
 	Tbl       string
@@ -59,6 +64,7 @@ type SyncBlobRef struct {
 	BlobID    string
 }
 
+// One row change of a commit (idx = its position): table, row id, op (1 upsert, 2 delete), row version, scopes and payload.
 type SyncChange struct {
 	Partition  string
 	CommitSeq  int64
@@ -71,6 +77,7 @@ type SyncChange struct {
 	Payload    []byte
 }
 
+// One scope value (var, value) of a change to table tbl in commit commit_seq: the index pulls read by scope.
 type SyncChangeScope struct {
 	Partition string
 	Tbl       string
@@ -79,6 +86,7 @@ type SyncChangeScope struct {
 	CommitSeq int64
 }
 
+// Upstream server state: one client of a partition with its actor, wire version, cursor and subscriptions; sync_rotate_log_epoch deletes them.
 type SyncClient struct {
 	Partition     string
 	ClientID      string
@@ -89,6 +97,7 @@ type SyncClient struct {
 	UpdatedAtMs   int64
 }
 
+// One client commit at (partition, commit_seq), stamped with writer_version (the writer's schema version); appended only at the head, above the writer fence.
 type SyncCommit struct {
 	Partition      string
 	CommitSeq      int64
@@ -99,6 +108,7 @@ type SyncCommit struct {
 	WriterVersion  *int64
 }
 
+// gosync's: one object as the migrations installed it (a function's definition digest, owner and grants, a relation, a trigger, an owner-role member), which sync_security_audit compares with.
 type SyncInstalledCatalog struct {
 	Kind       string
 	Object     string
@@ -109,12 +119,14 @@ type SyncInstalledCatalog struct {
 	RecordedAt time.Time
 }
 
+// One partition's head: max_commit_seq (the last allocated commit seq) and horizon_seq (the log is pruned through it). Its row lock is the push lock.
 type SyncPartition struct {
 	Partition    string
 	MaxCommitSeq int64
 	HorizonSeq   int64
 }
 
+// One registered partition: its log_epoch (rotated by sync_rotate_log_epoch: clients re-bootstrap), epoch_required and last authentication.
 type SyncPartitionRegistry struct {
 	Partition             string
 	LogEpoch              string
@@ -122,6 +134,7 @@ type SyncPartitionRegistry struct {
 	LastAuthenticatedAtMs int64
 }
 
+// The checkpoints that are not activated: the one definition of pending the gate functions read (served by the partial index sync_backfill_checkpoints_pending).
 type SyncPendingCheckpoint struct {
 	Partition     string
 	Name          string
@@ -133,6 +146,7 @@ type SyncPendingCheckpoint struct {
 	UpdatedAtMs   int64
 }
 
+// The stored answer to one client commit (client_id, client_commit_id): a replay returns it.
 type SyncPushResult struct {
 	Partition      string
 	ClientID       string
@@ -140,6 +154,7 @@ type SyncPushResult struct {
 	Result         []byte
 }
 
+// Upstream server state: one reaction (a job a commit queued) with its status, attempts and lease; gosync keeps its shape only.
 type SyncReaction struct {
 	Partition            string
 	IdempotencyKey       string
@@ -160,6 +175,7 @@ type SyncReaction struct {
 	LastFailure          []byte
 }
 
+// Upstream server state: one scope value (var, value) of a current row; gosync keeps its shape only.
 type SyncRowScope struct {
 	Partition string
 	Tbl       string
@@ -168,12 +184,14 @@ type SyncRowScope struct {
 	RowID     string
 }
 
+// The one schema marker row (id 1): the running schema_version and its table layouts (JSON). Written only in a schema bump (sync_set_schema_version).
 type SyncSchemaMetum struct {
 	ID            int32
 	SchemaVersion int64
 	Layouts       string
 }
 
+// Upstream storage shape: one deleted row and the commit seq of its delete; gosync keeps its shape only.
 type SyncTombstone struct {
 	Partition string
 	Tbl       string
@@ -181,6 +199,7 @@ type SyncTombstone struct {
 	CommitSeq int64
 }
 
+// One partition's writer fence: the lowest writer_version its commits may carry (raised by a declaration, never lowered).
 type SyncWriterFence struct {
 	Partition             string
 	RequiredWriterVersion int32

@@ -3,11 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
-
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
 	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
@@ -21,15 +17,7 @@ func TestAppGooseMigrationBumpsSchema(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
-	p, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(d.Pool),
-		os.DirFS("../examples/app-migration/migrations"), goose.WithTableName("app_goose_db_version"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	if _, err := p.ApplyVersion(ctx, 1, true); err != nil {
-		t.Fatal(err)
-	}
+	p := appMigrationsAtV1(t, d)
 	s := gosync.New(d.Pool)
 	for _, partition := range []string{"p1", "p2"} {
 		if _, err := s.Push(ctx, partition, todoCommit("v1-"+partition, 1), serverV1); err != nil {

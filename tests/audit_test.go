@@ -501,12 +501,7 @@ func TestAuditSchemaOwner(t *testing.T) {
 func TestAuditMigrationDown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := pgtest.NewEmpty(t)
-	p, err := gosync.NewMigrator(ctx, d.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	d, p := emptyMigrator(t)
 	var prev int64
 	for _, s := range p.ListSources() {
 		if s.Version < 20 && s.Version > prev {

@@ -28,6 +28,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
 
 	"github.com/gosync/gosync/db"
 	"github.com/gosync/gosync/examples/todos"
@@ -847,4 +849,34 @@ func wantCode(t *testing.T, r cliResult, code int, args string) {
 	if r.code != code {
 		t.Fatalf("gosync %s: exit %d, want %d\nstdout: %s\nstderr: %s", args, r.code, code, r.stdout, r.stderr)
 	}
+}
+
+// emptyMigrator is a database with nothing migrated and a gosync Migrator on
+// it, closed when the test ends: for tests that walk the migrations.
+func emptyMigrator(t *testing.T) (*pgtest.DB, *gosync.Migrator) {
+	t.Helper()
+	d := pgtest.NewEmpty(t)
+	p, err := gosync.NewMigrator(context.Background(), d.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return d, p
+}
+
+// appMigrationsAtV1 is the example application's goose migrations
+// (examples/app-migration) on d, with its v1 applied, closed when the test
+// ends.
+func appMigrationsAtV1(t *testing.T, d *pgtest.DB) *goose.Provider {
+	t.Helper()
+	p, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(d.Pool),
+		os.DirFS("../examples/app-migration/migrations"), goose.WithTableName("app_goose_db_version"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	if _, err := p.ApplyVersion(context.Background(), 1, true); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

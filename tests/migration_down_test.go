@@ -7,9 +7,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/gosync/gosync/gosync"
-	"github.com/gosync/gosync/internal/pgtest"
 )
 
 // fullCatalogQueries dump everything a migration can change in the schema,
@@ -150,12 +147,7 @@ var checkOnly = map[int64]string{
 func TestEveryMigrationDownRestores(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d := pgtest.NewEmpty(t)
-	p, err := gosync.NewMigrator(ctx, d.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	d, p := emptyMigrator(t)
 	before := dumpFullCatalog(t, d.Pool)
 	seen := map[int64]bool{}
 	for _, src := range p.ListSources() {

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
 	"github.com/gosync/gosync/examples/todos"
 	"github.com/gosync/gosync/gosync"
@@ -227,15 +224,7 @@ func TestNewPartitionExampleMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := pgtest.New(t)
-	p, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(d.Pool),
-		os.DirFS("../examples/app-migration/migrations"), goose.WithTableName("app_goose_db_version"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	if _, err := p.ApplyVersion(ctx, 1, true); err != nil {
-		t.Fatal(err)
-	}
+	p := appMigrationsAtV1(t, d)
 	mustPush(t, d.Pool, "p1", "todos", 1)
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/gosync/gosync/gosync"
 	"github.com/gosync/gosync/internal/pgtest"
 	"github.com/gosync/gosync/internal/sqlref"
 	sqlfiles "github.com/gosync/gosync/sql"
@@ -244,12 +243,7 @@ func TestSQLReferenceMigrationDown(t *testing.T) {
 	t.Parallel()
 	const version = 22 // 00022_sql_reference.sql
 	ctx := context.Background()
-	d := pgtest.NewEmpty(t)
-	p, err := gosync.NewMigrator(ctx, d.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	d, p := emptyMigrator(t)
 	if _, err := p.UpTo(ctx, version-1); err != nil {
 		t.Fatal(err)
 	}

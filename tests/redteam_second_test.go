@@ -220,7 +220,7 @@ func TestRedTeamSecondDefaultPrivileges(t *testing.T) {
 // TestRedTeamSecondHolds: attempts on the new pieces by roles below the
 // owner that were refused (each a fresh statement as a login in the role):
 //   - COMMENT ON a gosync function, table, trigger, view: 42501 for every sync role and a login with none;
-//   - partition-name guard through upserts: INSERT ... ON CONFLICT DO NOTHING / DO UPDATE of ” and a 513-character name;
+//   - partition-name guard through upserts: INSERT ... ON CONFLICT DO NOTHING / DO UPDATE of the empty name and a 513-character name;
 //   - registry clock: INSERT ... ON CONFLICT DO UPDATE SET last_authenticated_at_ms = EXCLUDED (far future),
 //     = sync_partition_registry.last_authenticated_at_ms + 10^12, negative; ON CONFLICT DO UPDATE SET log_epoch (no grant);
 //   - sync_install_all_partitions called by a sync_admin without sync_begin_schema_change: 55000;

@@ -3,8 +3,9 @@ package tests
 // The second red-team pass on issue 17, against the final state (00021,
 // 00022, the migrator's bounded DDL waits), from a fresh migrated database.
 // Each TestRedTeamSecond<What> but TestRedTeamSecondHolds is an attack that
-// works today (the test fails); TestRedTeamSecondHolds keeps cheap attempts
-// that were refused. None repeats redteam_final_test.go.
+// worked before migration 00026 (each comment tells it as it was);
+// TestRedTeamSecondHolds keeps cheap attempts that were refused. None
+// repeats redteam_final_test.go.
 //
 // Every attack that worked needs a bypass role (the owner) to prepare the
 // catalog, so none breaks a rule for a role below the owner on its own; they

@@ -14,10 +14,18 @@
 --             writer_version would let an old writer pass the fence), its
 --             constraints and indexes (a dropped primary key allows two
 --             commits at one seq), its rules (DO INSTEAD NOTHING swallows
---             changes) and its inheritance children (the fence reads them)
+--             changes), its inheritance children (the fence reads them) and
+--             parents (a write through a parent checks only the parent's
+--             grants), its persistence (an UNLOGGED fence is empty after a
+--             crash) and options; a sequence's settings; and every view or
+--             table elsewhere, owned by the owner role, a member of it or a
+--             superuser, with a rule that reads or writes a sync table (a
+--             view's or rule's statements run with its owner's rights)
 --   trigger   every trigger on those relations; definition = pg_get_triggerdef
 --             (events, function, WHEN), state = tgenabled
 --   member    every role that is (transitively) a member of the owner role
+--   default acl  every default privilege (ALTER DEFAULT PRIVILEGES) in the
+--             database: it grants on objects later migrations create
 -- acl lists the grants to anyone but the owner, "grantee PRIVILEGE[ (column)]",
 -- sorted (NULL ACLs as their defaults: a function's means PUBLIC EXECUTE).
 -- The owner role is the owner of sync_record_installed_catalog(): the role
@@ -50,10 +58,23 @@ AS $$
        AND n.nspname !~ '^pg_(toast_)?temp_'
        AND NOT EXISTS (SELECT 1 FROM pg_depend d
                         WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
-  ), rels AS (
-    SELECT c.oid, c.relname, c.relkind, c.relowner, c.relacl, c.relrowsecurity, c.relforcerowsecurity FROM pg_class c
+  ), sync_rels AS (
+    SELECT c.oid FROM pg_class c
      WHERE c.relnamespace = (SELECT oid FROM schema) AND (c.relname LIKE 'sync\_%' OR c.relname = 'gosync_db_version')
        AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+  ), rels AS (
+    SELECT c.oid,
+           CASE WHEN c.relnamespace = (SELECT oid FROM schema) THEN c.relname::text
+                ELSE quote_ident(n.nspname) || '.' || quote_ident(c.relname) END AS relname,
+           c.relkind, c.relowner, c.relacl, c.relrowsecurity, c.relforcerowsecurity, c.relpersistence, c.reloptions
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.oid IN (SELECT oid FROM sync_rels)
+        OR (c.oid IN (SELECT w.ev_class FROM pg_rewrite w JOIN pg_depend d
+                        ON d.classid = 'pg_rewrite'::regclass AND d.objid = w.oid
+                       WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid IN (SELECT oid FROM sync_rels))
+            AND c.oid NOT IN (SELECT oid FROM sync_rels)
+            AND (c.relowner = (SELECT owner FROM schema) OR c.relowner IN (SELECT oid FROM members)
+                 OR c.relowner IN (SELECT r.oid FROM pg_roles r WHERE r.rolsuper)))
   )
   SELECT 'function',
          CASE WHEN f.pronamespace = (SELECT oid FROM schema) THEN '' ELSE quote_ident(f.nspname) || '.' END
@@ -84,6 +105,7 @@ AS $$
                     AND a.grantee <> r.relowner) grants(g)
                 ORDER BY 1),
          CASE WHEN r.relkind IN ('v', 'm') THEN 'query ' || encode(sha256(convert_to(pg_get_viewdef(r.oid), 'UTF8')), 'hex')
+                  || coalesce('; options ' || array_to_string(r.reloptions, ','), '')
               WHEN r.relkind IN ('r', 'p') THEN
                 -- Row-level security applies to the fence trigger's reads
                 -- (it runs as the inserting role): a policy could hide a fence.
@@ -96,7 +118,7 @@ AS $$
                          FROM pg_policy p WHERE p.polrelid = r.oid), '')
                   || '; columns ' || left(encode(sha256(convert_to(coalesce((
                        SELECT string_agg(concat_ws(' ', t.attname, format_type(t.atttypid, t.atttypmod), t.attnotnull,
-                                                   pg_get_expr(d.adbin, d.adrelid)), ', ' ORDER BY t.attnum)
+                                                   t.attcollation::regcollation::text, pg_get_expr(d.adbin, d.adrelid)), ', ' ORDER BY t.attnum)
                          FROM pg_attribute t LEFT JOIN pg_attrdef d ON d.adrelid = t.attrelid AND d.adnum = t.attnum
                         WHERE t.attrelid = r.oid AND t.attnum > 0 AND NOT t.attisdropped), ''), 'UTF8')), 'hex'), 16)
                   || '; constraints ' || left(encode(sha256(convert_to(coalesce((
@@ -110,7 +132,16 @@ AS $$
                          FROM pg_rewrite w WHERE w.ev_class = r.oid), 'none')
                   || '; children ' || coalesce((
                        SELECT string_agg(h.inhrelid::regclass::text, ', ' ORDER BY h.inhrelid::regclass::text)
-                         FROM pg_inherits h WHERE h.inhparent = r.oid), 'none') END,
+                         FROM pg_inherits h WHERE h.inhparent = r.oid), 'none')
+                  || '; parents ' || coalesce((
+                       SELECT string_agg(h.inhparent::regclass::text, ', ' ORDER BY h.inhparent::regclass::text)
+                         FROM pg_inherits h WHERE h.inhrelid = r.oid), 'none')
+                  || CASE r.relpersistence WHEN 'u' THEN '; unlogged' WHEN 't' THEN '; temporary' ELSE '' END
+                  || coalesce('; options ' || array_to_string(r.reloptions, ','), '')
+              WHEN r.relkind = 'S' THEN
+                (SELECT format('sequence %s %s..%s by %s%s', format_type(q.seqtypid, NULL), q.seqmin, q.seqmax, q.seqincrement,
+                               CASE WHEN q.seqcycle THEN ' cycle' ELSE '' END)
+                   FROM pg_sequence q WHERE q.seqrelid = r.oid) END,
          r.relkind::text
     FROM rels r
   UNION ALL
@@ -121,6 +152,17 @@ AS $$
   SELECT 'member', r.rolname, pg_get_userbyid((SELECT owner FROM schema)), '{}', NULL,
          CASE WHEN r.rolcanlogin THEN 'login' ELSE 'nologin' END
     FROM members m JOIN pg_roles r ON r.oid = m.oid
+  UNION ALL
+  SELECT 'default acl',
+         format('%s %s in %s', pg_get_userbyid(a.defaclrole),
+                CASE a.defaclobjtype WHEN 'r' THEN 'tables' WHEN 'S' THEN 'sequences' WHEN 'f' THEN 'functions'
+                                     WHEN 'T' THEN 'types' WHEN 'n' THEN 'schemas' ELSE a.defaclobjtype::text END,
+                coalesce(a.defaclnamespace::regnamespace::text, 'every schema')),
+         pg_get_userbyid(a.defaclrole),
+         ARRAY(SELECT CASE x.grantee WHEN 0 THEN 'PUBLIC' ELSE pg_get_userbyid(x.grantee) END || ' ' || x.privilege_type
+                 FROM aclexplode(a.defaclacl) x WHERE x.grantee <> a.defaclrole ORDER BY 1),
+         NULL, NULL
+    FROM pg_default_acl a
 $$;
 REVOKE ALL ON FUNCTION sync_catalog_snapshot() FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;
 GRANT EXECUTE ON FUNCTION sync_catalog_snapshot() TO sync_reader;

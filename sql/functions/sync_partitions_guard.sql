@@ -19,7 +19,9 @@
 -- same (sub)transaction, and the fence refuses a commit whose partition row
 -- and fence row versions come from one (sub)transaction (ROLLBACK TO a
 -- savepoint undoes both). Without a fence row (a prune of an undeclared
--- partition) there is nothing to mark with, and the touch is refused. A
+-- partition) there is nothing to mark with: the touch is refused when the
+-- session's login could append commits (itself or through any role it may
+-- become), and allowed otherwise. A
 -- head that has its commit (or is at or below the horizon) cannot be
 -- filled: no mark is needed.
 --
@@ -67,7 +69,14 @@ BEGIN
                           AND c.commit_seq OPERATOR(pg_catalog.=) NEW.max_commit_seq) THEN
       UPDATE sync_writer_fence f SET required_writer_version = f.required_writer_version
        WHERE f.partition OPERATOR(pg_catalog.=) NEW.partition;
-      IF NOT FOUND THEN
+      -- No fence row to mark with: the touch is safe only if nobody in
+      -- this session can append (the login, or any role it may SET ROLE
+      -- to, cannot INSERT into sync_commits): an operator in sync_admin
+      -- alone prunes a partition a writer left with an empty head.
+      IF NOT FOUND AND EXISTS (
+           SELECT 1 FROM pg_catalog.pg_roles r
+            WHERE pg_catalog.pg_has_role(SESSION_USER, r.oid, 'MEMBER')
+              AND pg_catalog.has_table_privilege(r.oid, pg_catalog.quote_ident(TG_TABLE_SCHEMA) OPERATOR(pg_catalog.||) '.sync_commits', 'INSERT')) THEN
         RAISE EXCEPTION 'sync.storage.partition_seq_rejected'
           USING ERRCODE = 'check_violation',
                 DETAIL = pg_catalog.format('partition %L: its head %s has no commit (a seq allocated by a transaction that committed none), and a write of the partition row that allocates nothing would let this transaction fill it; the partition has no fence row to mark that with',

@@ -75,6 +75,11 @@ AS $$
         OR has_table_privilege(r.oid, 'sync_partition_registry', 'UPDATE, DELETE, TRUNCATE')
         OR has_table_privilege(r.oid, 'sync_commits', 'UPDATE, DELETE, TRUNCATE')
         OR has_table_privilege(r.oid, 'sync_changes', 'UPDATE, DELETE, TRUNCATE')
+        -- The every-partition declarations, the audit's own record, the
+        -- epoch floor: state of the barrier like the fence.
+        OR has_table_privilege(r.oid, 'sync_all_partition_checkpoints', 'INSERT, UPDATE, DELETE, TRUNCATE')
+        OR has_table_privilege(r.oid, 'sync_installed_catalog', 'INSERT, UPDATE, DELETE, TRUNCATE')
+        OR has_sequence_privilege(r.oid, 'sync_checkpoint_epoch_floor', 'UPDATE, USAGE')
   ), creatable AS (
     SELECT n.nspname FROM pg_namespace n
      WHERE (n.oid = (SELECT oid FROM schema) OR n.nspname = 'public')
@@ -189,7 +194,8 @@ AS $$
       (25, 'no prepared transaction holds a sync table or an advisory lock', 'none'),
       (26, 'max_prepared_transactions is 0', 'max_prepared_transactions = 0'),
       (27, 'who can bypass the barrier', ''),
-      (28, 'every checkpoint''s partition is fenced at its version', 'every fence at or above its checkpoints'' versions')
+      (28, 'every checkpoint''s partition is fenced at its version', 'every fence at or above its checkpoints'' versions'),
+      (29, 'no default privileges grant to the sync roles or PUBLIC', 'none')
   ), findings(check_name, object, detail, severity) AS (
     SELECT 'function definitions match the record', c.object,
            format('its definition (body, SECURITY DEFINER, SET) is not the one recorded: sha256 %s, recorded %s',
@@ -329,6 +335,16 @@ AS $$
                                 WHERE w.partition = k.partition AND w.required_writer_version >= k.schema_version)
              ORDER BY k.partition, k.name LIMIT 100) c
       LEFT JOIN sync_writer_fence f ON f.partition = c.partition
+    UNION ALL
+    -- A default privilege grants on every object a later migration creates,
+    -- and the recorder would take those grants as intended.
+    SELECT 'no default privileges grant to the sync roles or PUBLIC', c.object,
+           format('ALTER DEFAULT PRIVILEGES of %s grants %s: every new object gets it (the record would too)',
+                  c.owner, array_to_string(c.acl, ', ')), 'fail'
+      FROM cur c
+     WHERE c.kind = 'default acl'
+       AND EXISTS (SELECT 1 FROM unnest(c.acl) g
+                    WHERE split_part(g, ' ', 1) IN ('PUBLIC', 'sync_reader', 'sync_writer', 'sync_backfill', 'sync_admin'))
     UNION ALL
     SELECT 'who can bypass the barrier', NULL,
            concat_ws('; ',

@@ -30,7 +30,7 @@ type CheckSchemaVersionParams struct {
 }
 
 // CheckSchemaVersion is sync_check_schema_version, the marker rules (sync_check_schema_version): 'absent',
-// 'older' or 'same', else a refusal with the upstream words (55000).
+// 'older', 'same' or 'legacy' (an older gosync's marker to rewrite), else a refusal with the upstream words (55000).
 func (q *Queries) CheckSchemaVersion(ctx context.Context, db DBTX, arg CheckSchemaVersionParams) (string, error) {
 	row := db.QueryRow(ctx, checkSchemaVersion, arg.SchemaVersion, arg.Layouts)
 	var relation string

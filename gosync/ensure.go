@@ -51,8 +51,15 @@ func (o *SchemaChangeOptions) withDefaults() SchemaChangeOptions {
 //  3. the same version → the stored layouts and the physical columns of
 //     every table must match, else ErrSchemaMismatch naming table and column
 //     (2 and 3 are SQL's rules, sync_check_schema_version, with the
-//     upstream server's words);
-//  4. an older or absent marker → one transaction that takes the migration
+//     upstream server's words); a marker an older gosync wrote with
+//     Postgres type names that the configured codec types explain (text
+//     for string or blob_ref, bytea for bytes or crdt, ...) is rewritten in
+//     the codec vocabulary under the migration lock, then checked again;
+//  4. an older marker the schema changes other than by appending nullable
+//     columns to its tables → ErrSchemaMismatch with upstream's words
+//     (removing, retyping or inserting a column); dropping a table is
+//     allowed (the caller's DDL drops it);
+//  5. an older or absent marker → one transaction that takes the migration
 //     lock first (sync_begin_schema_change), runs opts.DDL, writes the
 //     marker with the layouts and installs the declared checkpoints with
 //     their fences, so nobody sees the new marker without its fence.
@@ -71,14 +78,21 @@ func (s *Store) EnsureSchema(ctx context.Context, schema Schema, declared []Chec
 		// bump runs too): 'absent' or 'older' → bump; 'same' → physical
 		// columns; a newer marker or other layouts → its refusal, mapped to
 		// ErrSchemaTooNew / ErrSchemaMismatch.
-		relation, err := s.q.CheckSchemaVersion(ctx, s.conn, db.CheckSchemaVersionParams{SchemaVersion: schema.Version, Layouts: schema.layouts().json()})
+		relation, err := s.q.CheckSchemaVersion(ctx, s.conn, db.CheckSchemaVersionParams{SchemaVersion: schema.Version, Layouts: schema.Layouts()})
 		if err != nil {
 			return MapError(err)
 		}
 		if relation == "same" {
 			return s.checkSameVersion(ctx, schema)
 		}
-		err = s.bump(ctx, schema, declared, o)
+		// 'legacy': an older gosync wrote this version's marker with Postgres
+		// type names; the configured codec types say which each one was, so
+		// the marker is rewritten at the same version (no DDL, no
+		// declarations: the version's bump ran already) and checked again.
+		err = s.bump(ctx, schema, declared, o, relation == "legacy")
+		if err == nil && relation == "legacy" {
+			continue
+		}
 		switch {
 		case err == nil:
 			return nil
@@ -155,7 +169,8 @@ func (s *Store) checkSameVersion(ctx context.Context, schema Schema) error {
 }
 
 // bump is one attempt at the schema-bump transaction.
-func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDeclaration, o SchemaChangeOptions) error {
+// With rewrite, it only rewrites a legacy marker of schema.Version.
+func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDeclaration, o SchemaChangeOptions, rewrite bool) error {
 	err := s.bumpTx(ctx, func(tx pgx.Tx) error {
 		// Nothing is read or locked before the migration lock: the bump holds
 		// nothing a writer could wait on while the bump waits for the writer.
@@ -166,18 +181,23 @@ func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDe
 			return err
 		}
 		meta, err := s.q.GetSchemaMeta(ctx, tx)
-		if err == nil && meta.SchemaVersion >= schema.Version {
-			return errRaced
-		}
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return MapError(err)
+		}
+		switch {
+		case rewrite && (err != nil || meta.SchemaVersion != schema.Version):
+			return errRaced
+		case rewrite: // sync_set_schema_version re-checks 'legacy' under the lock
+			return MapError(s.q.SetSchemaVersion(ctx, tx, db.SetSchemaVersionParams{SchemaVersion: schema.Version, Layouts: schema.Layouts()}))
+		case err == nil && meta.SchemaVersion >= schema.Version:
+			return errRaced
 		}
 		if o.DDL != nil {
 			if err := o.DDL(ctx, tx); err != nil {
 				return fmt.Errorf("gosync: schema change DDL: %w", err)
 			}
 		}
-		if err := s.q.SetSchemaVersion(ctx, tx, db.SetSchemaVersionParams{SchemaVersion: schema.Version, Layouts: schema.layouts().json()}); err != nil {
+		if err := s.q.SetSchemaVersion(ctx, tx, db.SetSchemaVersionParams{SchemaVersion: schema.Version, Layouts: schema.Layouts()}); err != nil {
 			return MapError(err)
 		}
 		return s.installDeclarations(ctx, tx, declared)

@@ -76,9 +76,11 @@ var (
 	// MapError maps its refusal (SQLSTATE 55000, the upstream server's
 	// sentence) to this sentinel.
 	ErrSchemaTooNew = errors.New("gosync: stored schema is newer than the configured schema")
-	// ErrSchemaMismatch: same version, different layouts (mapped from
-	// sync_check_schema_version like ErrSchemaTooNew) or a configured
-	// column missing from the physical table (checked in Go).
+	// ErrSchemaMismatch: same version, different layouts, or a bump that
+	// does more than append nullable columns (mapped from
+	// sync_check_schema_version like ErrSchemaTooNew, in the upstream
+	// server's words), or a configured column missing from the physical
+	// table (checked in Go).
 	ErrSchemaMismatch = errors.New("gosync: stored schema disagrees with the configured schema")
 	// ErrCannotAdopt: the adoption script (sql/adopt/upstream.sql, run by
 	// Migrator.Up and Migrate) found existing sync tables of a shape gosync cannot use
@@ -173,6 +175,13 @@ var markerRefusals = map[string]error{
 	"stored schema layouts disagree with the configured schema ": ErrSchemaMismatch,
 }
 
+// bumpRefusals are the fixed parts of upstream's refused-bump sentences
+// (sync_check_schema_version, 55000), which begin with a table name.
+var bumpRefusals = []string{
+	"— only appending nullable columns is supported",
+	"must be nullable — existing rows have no value to backfill",
+}
+
 // StorageError is a refusal raised by the database. It matches its sentinel
 // with errors.Is and unwraps to the *pgconn.PgError.
 type StorageError struct {
@@ -196,6 +205,9 @@ func (e *StorageError) Error() string {
 	case e.Kind == ErrInvalidArgument, e.Kind == ErrUnknownSources:
 		return "gosync: " + e.PG.Message // the SQL check's "invalid argument: ..."
 	case e.Kind == ErrSchemaTooNew || e.Kind == ErrSchemaMismatch:
+		if e.PG.Hint != "" {
+			return "gosync: " + e.PG.Message + " (" + e.PG.Hint + ")" // the remedy for an older gosync's marker
+		}
 		return "gosync: " + e.PG.Message // the upstream server's sentence
 	case e.PG.Detail != "":
 		return e.Kind.Error() + ": " + e.PG.Detail
@@ -234,6 +246,11 @@ func MapError(err error) error {
 		for prefix, kind := range markerRefusals {
 			if strings.HasPrefix(pg.Message, prefix) {
 				return &StorageError{Kind: kind, PG: pg}
+			}
+		}
+		for _, words := range bumpRefusals {
+			if strings.Contains(pg.Message, words) {
+				return &StorageError{Kind: ErrSchemaMismatch, PG: pg}
 			}
 		}
 	case "42501": // insufficient_privilege: the ownership refusals

@@ -91,7 +91,7 @@ func ExampleStore_EnsureReady() {
 		store := gosync.New(pool)
 		// README begin
 		schema := gosync.Schema{Version: 2, Tables: []gosync.Table{{Name: "todos", Columns: []gosync.Column{
-			{Name: "id", Type: "text"}, {Name: "title", Type: "text"}, {Name: "owner_id", Type: "text", Nullable: true}}}}}
+			{Name: "id", Type: gosync.TypeString}, {Name: "title", Type: gosync.TypeString}, {Name: "owner_id", Type: gosync.TypeString, Nullable: true}}}}}
 		declared := []gosync.CheckpointDeclaration{{Partition: "p1", Name: "todos_by_owner", SchemaVersion: 2}}
 		err := store.EnsureReady(ctx, gosync.ReadyConfig{Schema: schema, Declarations: declared,
 			Options: &gosync.SchemaChangeOptions{DDL: func(ctx context.Context, tx pgx.Tx) error {

@@ -1,8 +1,8 @@
 package gosync
 
 import (
-	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -11,12 +11,37 @@ import (
 // schema marker.
 type Column struct {
 	Name string `json:"name"`
-	// Type is the Postgres type name, one of: text, integer, bigint,
-	// smallint, boolean, double precision, real, numeric, jsonb, json,
-	// bytea, uuid, date, timestamptz, timestamp (Validate refuses others).
+	// Type is the column's row-codec type, upstream's vocabulary: one of
+	// TypeString, TypeInteger, TypeFloat, TypeBoolean, TypeJSON, TypeBytes,
+	// TypeBlobRef, TypeCRDT (Validate refuses others). PostgresType says
+	// how its materialized column is stored.
 	Type     string `json:"type"`
 	Nullable bool   `json:"nullable"`
 }
+
+// The row codec's column types (upstream's layouts vocabulary).
+const (
+	TypeString  = "string"
+	TypeInteger = "integer" // i64 on the wire, only within ±(2^53−1)
+	TypeFloat   = "float"
+	TypeBoolean = "boolean"
+	TypeJSON    = "json"     // the raw JSON text, kept verbatim
+	TypeBytes   = "bytes"    // also the wire type of an encrypted column
+	TypeBlobRef = "blob_ref" // a canonical BlobRef JSON document, stored as text
+	TypeCRDT    = "crdt"
+)
+
+// columnTypes maps each codec type to the Postgres type upstream gives its
+// materialized column.
+var columnTypes = map[string]string{
+	TypeString: "text", TypeInteger: "bigint", TypeFloat: "double precision", TypeBoolean: "boolean",
+	TypeJSON: "jsonb", TypeBytes: "bytea", TypeBlobRef: "text", TypeCRDT: "bytea",
+}
+
+// PostgresType is the Postgres type of the column's materialized column, as
+// upstream creates it (text, bigint, double precision, boolean, jsonb,
+// bytea); empty for a type Validate refuses.
+func (c Column) PostgresType() string { return columnTypes[c.Type] }
 
 // Table is a synced application table and its ordered columns.
 type Table struct {
@@ -29,13 +54,6 @@ type Table struct {
 type Schema struct {
 	Version int64
 	Tables  []Table
-}
-
-// columnTypes are the column types a layout may name (Postgres type names).
-var columnTypes = map[string]bool{
-	"text": true, "integer": true, "bigint": true, "smallint": true, "boolean": true,
-	"double precision": true, "real": true, "numeric": true, "jsonb": true, "json": true,
-	"bytea": true, "uuid": true, "date": true, "timestamptz": true, "timestamp": true,
 }
 
 // Validate checks the schema before it touches a database: a version of at
@@ -70,8 +88,9 @@ func (s Schema) Validate() error {
 				return fmt.Errorf("%w: table %q: column name %q is not valid UTF-8 text", ErrInvalidSchema, t.Name, c.Name)
 			case columns[c.Name]:
 				return fmt.Errorf("%w: table %q: duplicate column %q", ErrInvalidSchema, t.Name, c.Name)
-			case !columnTypes[c.Type]:
-				return fmt.Errorf("%w: table %q column %q: unknown type %q", ErrInvalidSchema, t.Name, c.Name, c.Type)
+			case columnTypes[c.Type] == "":
+				return fmt.Errorf("%w: table %q column %q: type %q is not a row-codec type (string, integer, float, boolean, json, bytes, blob_ref, crdt)",
+					ErrInvalidSchema, t.Name, c.Name, c.Type)
 			}
 			columns[c.Name] = true
 		}
@@ -84,18 +103,70 @@ func storable(s string) bool { return utf8.ValidString(s) && !strings.ContainsRu
 
 const math32 = 1<<31 - 1 // the marker's versions meet integer checkpoint columns
 
-// layouts is the marker's JSON: table name → ordered columns.
-type layouts map[string][]Column
-
-func (s Schema) layouts() layouts {
-	l := layouts{}
-	for _, t := range s.Tables {
-		l[t.Name] = t.Columns
+// Layouts is the marker's layouts text for the schema, byte for byte what
+// the upstream server writes into sync_schema_meta.layouts for it: compact
+// JSON as JavaScript's JSON.stringify writes it, the tables in declaration
+// order, each column {"name","type","nullable"} in that key order, nothing
+// else. Same text, same marker: either server reads the other's.
+func (s Schema) Layouts() string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, t := range s.Tables {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		jsString(&b, t.Name)
+		b.WriteString(":[")
+		for j, c := range t.Columns {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`{"name":`)
+			jsString(&b, c.Name)
+			b.WriteString(`,"type":`)
+			jsString(&b, c.Type)
+			b.WriteString(`,"nullable":`)
+			b.WriteString(strconv.FormatBool(c.Nullable))
+			b.WriteByte('}')
+		}
+		b.WriteByte(']')
 	}
-	return l
+	b.WriteByte('}')
+	return b.String()
 }
 
-func (l layouts) json() string {
-	b, _ := json.Marshal(l) // map keys sorted: a stable text for a stable schema
-	return string(b)
+// jsString writes s as JSON.stringify quotes a string: only '"', '\\' and
+// the control characters are escaped (\b \f \n \r \t, else \u00xx in
+// lowercase hex); '<', '&', U+2028 and the rest stay literal, where Go's
+// encoding/json would escape them and change the bytes.
+func jsString(b *strings.Builder, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if r < 0x20 {
+				b.WriteString(`\u00`)
+				b.WriteByte(hex[r>>4])
+				b.WriteByte(hex[r&0xf])
+				continue
+			}
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
 }

@@ -28,7 +28,7 @@ func TestEnsureSchemaBumpInstallsMarkerAndCheckpoints(t *testing.T) {
 	if err := d.Pool.QueryRow(ctx, "SELECT schema_version, layouts FROM sync_schema_meta").Scan(&version, &layouts); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"todos":[{"name":"id","type":"text","nullable":false},{"name":"title","type":"text","nullable":false},{"name":"owner_id","type":"text","nullable":true}]}`
+	want := `{"todos":[{"name":"id","type":"string","nullable":false},{"name":"title","type":"string","nullable":false},{"name":"owner_id","type":"string","nullable":true}]}`
 	if version != 2 || layouts != want {
 		t.Fatalf("marker = %d %s\nwant 2 %s", version, layouts, want)
 	}
@@ -89,16 +89,16 @@ func TestEnsureSchemaRefusals(t *testing.T) {
 		"stored schema version 2 is newer than the configured schema (1)")
 
 	wrongType := todosSchema(2)
-	wrongType.Tables[0].Columns[1].Type = "jsonb"
+	wrongType.Tables[0].Columns[1].Type = gosync.TypeJSON
 	check("column type differs", s.EnsureSchema(ctx, wrongType, decl, nil), gosync.ErrSchemaMismatch, `table "todos" column "title"`)
 	wrongNull := todosSchema(2)
 	wrongNull.Tables[0].Columns[2].Nullable = false
 	check("nullability differs", s.EnsureSchema(ctx, wrongNull, decl, nil), gosync.ErrSchemaMismatch, `table "todos" column "owner_id"`)
 	extraCol := todosSchema(2)
-	extraCol.Tables[0].Columns = append(extraCol.Tables[0].Columns, gosync.Column{Name: "due", Type: "bigint"})
+	extraCol.Tables[0].Columns = append(extraCol.Tables[0].Columns, gosync.Column{Name: "due", Type: gosync.TypeInteger})
 	check("extra column", s.EnsureSchema(ctx, extraCol, decl, nil), gosync.ErrSchemaMismatch, `table "todos" column "due"`)
 	extraTable := todosSchema(2)
-	extraTable.Tables = append(extraTable.Tables, gosync.Table{Name: "lists", Columns: []gosync.Column{{Name: "id", Type: "text"}}})
+	extraTable.Tables = append(extraTable.Tables, gosync.Table{Name: "lists", Columns: []gosync.Column{{Name: "id", Type: gosync.TypeString}}})
 	check("extra table", s.EnsureSchema(ctx, extraTable, decl, nil), gosync.ErrSchemaMismatch, `table "lists"`)
 
 	// Same layouts, but the physical table lost a column.
@@ -111,7 +111,7 @@ func TestEnsureSchemaRefusals(t *testing.T) {
 	for name, bad := range map[string]gosync.Schema{
 		"version 0":        {Version: 0, Tables: todosSchema(1).Tables},
 		"duplicate table":  {Version: 3, Tables: append(todosSchema(1).Tables, todosSchema(1).Tables...)},
-		"duplicate column": {Version: 3, Tables: []gosync.Table{{Name: "t", Columns: []gosync.Column{{Name: "a", Type: "text"}, {Name: "a", Type: "text"}}}}},
+		"duplicate column": {Version: 3, Tables: []gosync.Table{{Name: "t", Columns: []gosync.Column{{Name: "a", Type: gosync.TypeString}, {Name: "a", Type: gosync.TypeString}}}}},
 		"unknown type":     {Version: 3, Tables: []gosync.Table{{Name: "t", Columns: []gosync.Column{{Name: "a", Type: "varchar(9"}}}}},
 	} {
 		check(name, s.EnsureSchema(ctx, bad, nil, nil), gosync.ErrInvalidSchema)
@@ -129,7 +129,7 @@ func TestEnsureSchemaFollowsSearchPath(t *testing.T) {
 	ctx := context.Background()
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
-	schema := gosync.Schema{Version: 1, Tables: []gosync.Table{{Name: "notes", Columns: []gosync.Column{{Name: "id", Type: "text"}}}}}
+	schema := gosync.Schema{Version: 1, Tables: []gosync.Table{{Name: "notes", Columns: []gosync.Column{{Name: "id", Type: gosync.TypeString}}}}}
 	if err := s.EnsureSchema(ctx, schema, nil, nil); err != nil {
 		t.Fatal(err)
 	}

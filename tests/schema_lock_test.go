@@ -151,7 +151,7 @@ func TestSchemaBumpNoDeadlock(t *testing.T) {
 	d := pgtest.New(t)
 	s := gosync.New(d.Pool)
 	schemaAt := func(v int64) gosync.Schema {
-		return gosync.Schema{Version: v, Tables: []gosync.Table{{Name: "todos", Columns: []gosync.Column{{Name: "id", Type: "text"}}}}}
+		return gosync.Schema{Version: v, Tables: []gosync.Table{{Name: "todos", Columns: []gosync.Column{{Name: "id", Type: gosync.TypeString}}}}}
 	}
 	if err := s.EnsureSchema(ctx, schemaAt(1), nil, nil); err != nil {
 		t.Fatal(err)

@@ -18,8 +18,8 @@ import (
 // table the configured schema lacks can be tested.
 func markerSchema() gosync.Schema {
 	return gosync.Schema{Version: 2, Tables: []gosync.Table{
-		{Name: "todos", Columns: []gosync.Column{{Name: "id", Type: "text"}, {Name: "title", Type: "text"}, {Name: "owner_id", Type: "text", Nullable: true}}},
-		{Name: "lists", Columns: []gosync.Column{{Name: "id", Type: "text"}}},
+		{Name: "todos", Columns: []gosync.Column{{Name: "id", Type: gosync.TypeString}, {Name: "title", Type: gosync.TypeString}, {Name: "owner_id", Type: gosync.TypeString, Nullable: true}}},
+		{Name: "lists", Columns: []gosync.Column{{Name: "id", Type: gosync.TypeString}}},
 	}}
 }
 
@@ -75,21 +75,21 @@ func TestSchemaMarkerRulesOnce(t *testing.T) {
 		words  string
 	}{
 		{"stored version newer", variant(func(sc *gosync.Schema) { sc.Version = 1 }), gosync.ErrSchemaTooNew, tooNewWords},
-		{"column type", variant(func(sc *gosync.Schema) { sc.Tables[0].Columns[1].Type = "jsonb" }), gosync.ErrSchemaMismatch, `table "todos" column "title"`},
+		{"column type", variant(func(sc *gosync.Schema) { sc.Tables[0].Columns[1].Type = gosync.TypeJSON }), gosync.ErrSchemaMismatch, `table "todos" column "title"`},
 		{"column nullable", variant(func(sc *gosync.Schema) { sc.Tables[0].Columns[2].Nullable = false }), gosync.ErrSchemaMismatch, `table "todos" column "owner_id"`},
 		{"column name", variant(func(sc *gosync.Schema) { sc.Tables[0].Columns[1].Name = "name" }), gosync.ErrSchemaMismatch, `table "todos" column "name"`},
 		{"extra column", variant(func(sc *gosync.Schema) {
-			sc.Tables[0].Columns = append(sc.Tables[0].Columns, gosync.Column{Name: "due", Type: "bigint"})
+			sc.Tables[0].Columns = append(sc.Tables[0].Columns, gosync.Column{Name: "due", Type: gosync.TypeInteger})
 		}), gosync.ErrSchemaMismatch, `table "todos" column "due"`},
 		{"missing column", variant(func(sc *gosync.Schema) { sc.Tables[0].Columns = sc.Tables[0].Columns[:2] }), gosync.ErrSchemaMismatch, `table "todos" column "owner_id"`},
 		{"extra stored table", variant(func(sc *gosync.Schema) { sc.Tables = sc.Tables[:1] }), gosync.ErrSchemaMismatch, `table "lists"`},
 		{"configured table not stored", variant(func(sc *gosync.Schema) {
-			sc.Tables = append(sc.Tables, gosync.Table{Name: "notes", Columns: []gosync.Column{{Name: "id", Type: "text"}}})
+			sc.Tables = append(sc.Tables, gosync.Table{Name: "notes", Columns: []gosync.Column{{Name: "id", Type: gosync.TypeString}}})
 		}), gosync.ErrSchemaMismatch, `table "notes" column "id"`},
-		{"first table by name", variant(func(sc *gosync.Schema) {
-			sc.Tables[0].Columns[0].Type = "uuid"
-			sc.Tables[1].Columns[0].Type = "uuid"
-		}), gosync.ErrSchemaMismatch, `table "lists" column "id"`},
+		{"first table in declaration order", variant(func(sc *gosync.Schema) {
+			sc.Tables[0].Columns[0].Type = gosync.TypeInteger
+			sc.Tables[1].Columns[0].Type = gosync.TypeInteger
+		}), gosync.ErrSchemaMismatch, `table "todos" column "id"`},
 	}
 	for _, c := range cases {
 		words := c.words

@@ -170,9 +170,9 @@ SELECT b.partition, b.start + g, 0, 'todos', 't' || (g % $3), CASE WHEN g % 13 =
 // Schema is the example application's schema: v1 has todos(id, title); v2
 // adds owner_id, the column the todos_by_owner projection reads.
 func Schema(version int64) gosync.Schema {
-	cols := []gosync.Column{{Name: "id", Type: "text"}, {Name: "title", Type: "text"}}
+	cols := []gosync.Column{{Name: "id", Type: gosync.TypeString}, {Name: "title", Type: gosync.TypeString}}
 	if version >= 2 {
-		cols = append(cols, gosync.Column{Name: "owner_id", Type: "text", Nullable: true})
+		cols = append(cols, gosync.Column{Name: "owner_id", Type: gosync.TypeString, Nullable: true})
 	}
 	return gosync.Schema{Version: version, Tables: []gosync.Table{{Name: "todos", Columns: cols}}}
 }

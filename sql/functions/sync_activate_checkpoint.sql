@@ -67,7 +67,7 @@ COMMENT ON FUNCTION sync_activate_checkpoint(text,text,bigint,bigint,text[],bigi
 -- Example:
 --   BEGIN;
 --   SELECT sync_begin_schema_change();
---   SELECT sync_set_schema_version(2, '{"todos": [{"name": "id", "type": "text", "nullable": false}]}');
+--   SELECT sync_set_schema_version(2, '{"todos": [{"name": "id", "type": "string", "nullable": false}]}');
 --   SELECT sync_install_checkpoint('p1', 'todos_by_owner', 2);
 --   COMMIT;
 --   SELECT owner_epoch FROM sync_claim_checkpoint('p1', 'todos_by_owner', 2);  -- 1

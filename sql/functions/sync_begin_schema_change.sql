@@ -49,6 +49,6 @@ COMMENT ON FUNCTION sync_begin_schema_change() IS 'First statement of a schema-b
 -- Example:
 --   BEGIN;
 --   SELECT sync_begin_schema_change();  -- writers wait from here to COMMIT
---   SELECT sync_set_schema_version(2, '{"todos": [{"name": "id", "type": "text", "nullable": false}]}');
+--   SELECT sync_set_schema_version(2, '{"todos": [{"name": "id", "type": "string", "nullable": false}]}');
 --   SELECT sync_install_checkpoints(ARRAY['p1'], ARRAY['todos_by_owner'], 2);
 --   COMMIT;

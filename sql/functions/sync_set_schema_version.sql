@@ -33,5 +33,5 @@ COMMENT ON FUNCTION sync_set_schema_version(bigint,text) IS 'Write the schema ma
 -- Example:
 --   BEGIN;
 --   SELECT sync_begin_schema_change();
---   SELECT sync_set_schema_version(2, '{"todos": [{"name": "id", "type": "text", "nullable": false}]}');
+--   SELECT sync_set_schema_version(2, '{"todos": [{"name": "id", "type": "string", "nullable": false}]}');
 --   COMMIT;

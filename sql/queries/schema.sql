@@ -33,7 +33,7 @@ SELECT coalesce(b.pid, 0)::integer AS pid, coalesce(b.prepared_gid, '')::text AS
   FROM sync_schema_change_blockers() b;
 
 -- CheckSchemaVersion is sync_check_schema_version, the marker rules (sync_check_schema_version): 'absent',
--- 'older' or 'same', else a refusal with the upstream words (55000).
+-- 'older', 'same' or 'legacy' (an older gosync's marker to rewrite), else a refusal with the upstream words (55000).
 -- name: CheckSchemaVersion :one
 SELECT sync_check_schema_version(@schema_version::bigint, @layouts::text)::text AS relation;
 

@@ -63,12 +63,12 @@ SELECT set_eq('SELECT * FROM proj', 'SELECT * FROM snap', '... and the activated
 
 -- The marker: versions up to 2^31-1, layouts of the right shape.
 SELECT sync_begin_schema_change();
-SELECT lives_ok($$SELECT sync_set_schema_version(2, '{"todos": [{"name": "id", "type": "text", "nullable": false}]}')$$,
+SELECT lives_ok($$SELECT sync_set_schema_version(2, '{"todos": [{"name": "id", "type": "string", "nullable": false}]}')$$,
   'a well-formed marker is stored');
 SELECT throws_ok($$SELECT sync_set_schema_version(3000000000)$$, '22023', NULL, 'a version above 2^31-1 is refused');
 SELECT throws_ok($$SELECT sync_set_schema_version(3, '{"todos": 5}')$$, '22023', NULL, 'a table layout that is not an array is refused');
 SELECT throws_ok($$SELECT sync_set_schema_version(3, '{"todos": [{"name": "id"}]}')$$, '22023', NULL, 'a column without type and nullable is refused');
-SELECT throws_ok($$SELECT sync_set_schema_version(3, '{"todos": [{"name": "", "type": "text", "nullable": true}]}')$$, '22023', NULL, 'an empty column name is refused');
+SELECT throws_ok($$SELECT sync_set_schema_version(3, '{"todos": [{"name": "", "type": "string", "nullable": true}]}')$$, '22023', NULL, 'an empty column name is refused');
 SELECT results_eq('SELECT schema_version FROM sync_schema_meta', 'VALUES (2::bigint)', '... and the marker is unchanged');
 
 -- Row ids are keys; row versions are not negative.

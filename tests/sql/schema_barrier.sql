@@ -12,7 +12,7 @@ SELECT results_eq($$SELECT schema_version, layouts FROM sync_schema_meta$$,
   $$VALUES (2::bigint, '{"todos":[]}'::text)$$, 'marker and layouts stored');
 SELECT throws_ok($$SELECT sync_set_schema_version(1)$$, '55000',
   'stored schema version 2 is newer than the configured schema (1) — refusing to run an older server against a migrated database', 'the marker never goes down');
-SELECT throws_ok($$SELECT sync_set_schema_version(2, '{"todos":[{"name":"x","type":"text","nullable":true}]}')$$, '55000', NULL,
+SELECT throws_ok($$SELECT sync_set_schema_version(2, '{"todos":[{"name":"x","type":"string","nullable":true}]}')$$, '55000', NULL,
   'same version, other layouts: refused');
 SELECT lives_ok($$SELECT sync_set_schema_version(2, '{"todos": []}')$$, 'same version, same layouts: a no-op');
 SELECT throws_ok($$SELECT sync_set_schema_version(3, '[1]')$$, '22023', NULL, 'layouts must be a JSON object');

@@ -14,7 +14,7 @@ CREATE TABLE todos (
 );
 
 SELECT sync_set_schema_version(1,
-  '{"todos":[{"name":"id","type":"text","nullable":false},{"name":"title","type":"text","nullable":false}]}');
+  '{"todos":[{"name":"id","type":"string","nullable":false},{"name":"title","type":"string","nullable":false}]}');
 
 -- +goose Down
 -- Schema bumps are one-way: the marker never goes down, because commits

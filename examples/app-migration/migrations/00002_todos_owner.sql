@@ -8,7 +8,7 @@ SELECT sync_begin_schema_change();
 ALTER TABLE todos ADD COLUMN owner_id text;
 
 SELECT sync_set_schema_version(2,
-  '{"todos":[{"name":"id","type":"text","nullable":false},{"name":"title","type":"text","nullable":false},{"name":"owner_id","type":"text","nullable":true}]}');
+  '{"todos":[{"name":"id","type":"string","nullable":false},{"name":"title","type":"string","nullable":false},{"name":"owner_id","type":"string","nullable":true}]}');
 
 -- Declare the projection's checkpoint in every partition, now and later, and
 -- raise each partition's writer fence to 2, in one set-based call

@@ -24,7 +24,7 @@ import (
 // upstreamBoot replays an upstream 0.23 server's start-up statements
 // (testdata/upstream_0_23_additions.sql without its fixture row) as the
 // owner, which its login must be a member of.
-func upstreamBoot(t *testing.T, d *pgtest.DB) {
+func upstreamBoot(t testing.TB, d *pgtest.DB) {
 	t.Helper()
 	raw, err := os.ReadFile("testdata/upstream_0_23_additions.sql")
 	if err != nil {

@@ -148,6 +148,13 @@ var (
 	// that hold rows (migration 00001's Down drops them); RefuseDroppingData
 	// checks before anything runs.
 	ErrWouldDropData = errors.New("gosync: rolling back would drop tables that hold data")
+
+	// ErrFenceGuardMissing: EnsureReady found gosync's fence function
+	// sync_commits_writer_guard() (00025) without its enabled trigger
+	// sync_commits_writer_guard on sync_commits: the fence and the head
+	// rule are not enforced (an owner dropped or disabled it). Run
+	// `gosync migrate up` after restoring it, and read sync_security_audit().
+	ErrFenceGuardMissing = errors.New("gosync: gosync's fence trigger sync_commits_writer_guard is missing or disabled")
 )
 
 // errRaced: another server bumped the marker while this one waited for the

@@ -142,6 +142,9 @@ type Migrator struct {
 	db      *sql.DB
 	p       *goose.Provider
 	sources []*goose.Source
+	// restoredFence: the body the last migrating verb replaced in
+	// syncular_writer_fence() (restoreFenceBody).
+	restoredFence FenceBody
 }
 
 // NewMigrator returns a Migrator over the pool's database. It writes nothing.
@@ -220,6 +223,14 @@ func (m *Migrator) migrating(ctx context.Context, fn func() error) (err error) {
 		return err
 	}
 	start := time.Now()
+	m.restoredFence = FenceBodyNone
+	defer func() {
+		// gosync's fence function back where an upstream boot replaced it
+		// (its rules are sync_commits_writer_guard's either way).
+		if err == nil {
+			m.restoredFence, err = restoreFenceBody(ctx, conn)
+		}
+	}()
 	if err := fn(); err != nil {
 		var pg *pgconn.PgError
 		if !errors.As(err, &pg) || pg.Code != "55P03" {

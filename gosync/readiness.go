@@ -29,6 +29,9 @@ func (s *Store) EnsureReady(ctx context.Context, cfg ReadyConfig) error {
 	if err := cfg.Schema.Validate(); err != nil {
 		return &ReadinessError{Phase: PhaseSchemaCompile, SchemaVersion: cfg.Schema.Version, Cause: err}
 	}
+	if err := s.checkFenceGuard(ctx); err != nil {
+		return &ReadinessError{Phase: PhaseStorageMigration, SchemaVersion: cfg.Schema.Version, Cause: err}
+	}
 	if err := s.EnsureSchema(ctx, cfg.Schema, cfg.Declarations, cfg.Options); err != nil {
 		phase := PhaseStorageMigration
 		if errors.Is(err, ErrCheckpointIncomplete) {

@@ -24,7 +24,14 @@ COMMENT ON VIEW sync_barrier_status IS 'One row per backfill checkpoint: state, 
 COMMENT ON VIEW sync_barrier_summary IS 'Per schema version, projection and state: how many checkpoints, the slowest lag and the oldest update.';
 COMMENT ON VIEW sync_pending_checkpoints IS 'The checkpoints that are not activated: the one definition of pending the gate functions read (served by the partial index sync_backfill_checkpoints_pending).';
 COMMENT ON SEQUENCE sync_checkpoint_epoch_floor IS 'The highest owner_epoch of a removed checkpoint: later declares and claims start above it, so a removed row''s old owner never becomes valid again.';
-COMMENT ON TRIGGER sync_commits_writer_fence ON sync_commits IS 'The writer fence and head-only appends for every writer (syncular_writer_fence).';
+COMMENT ON TRIGGER sync_commits_writer_guard ON sync_commits IS 'gosync''s writer fence and head-only appends for every writer (sync_commits_writer_guard); an upstream boot does not replace it.';
+COMMENT ON TRIGGER sync_commits_writer_fence ON sync_commits IS 'Upstream''s fence trigger (syncular_writer_fence): an upstream 0.23 boot drops and re-creates it; gosync''s rules are sync_commits_writer_guard.';
+COMMENT ON TRIGGER sync_commits_deleted ON sync_commits IS 'Deleted commits raise their partition''s horizon to the highest deleted seq (sync_log_deleted).';
+COMMENT ON TRIGGER sync_changes_deleted ON sync_changes IS 'Deleted changes raise their partition''s horizon to the highest deleted seq (sync_log_deleted).';
+COMMENT ON TRIGGER sync_change_scopes_deleted ON sync_change_scopes IS 'Deleted change scopes raise their partition''s horizon to the highest deleted seq (sync_log_deleted).';
+COMMENT ON TRIGGER sync_commits_truncated ON sync_commits IS 'A TRUNCATE raises every partition''s horizon to its head first (sync_log_deleted).';
+COMMENT ON TRIGGER sync_changes_truncated ON sync_changes IS 'A TRUNCATE raises every partition''s horizon to its head first (sync_log_deleted).';
+COMMENT ON TRIGGER sync_change_scopes_truncated ON sync_change_scopes IS 'A TRUNCATE raises every partition''s horizon to its head first (sync_log_deleted).';
 COMMENT ON TRIGGER sync_changes_follow_commit ON sync_changes IS 'A change belongs to a commit this transaction appended; its op is 1 or 2 (sync_changes_follow_commit).';
 COMMENT ON TRIGGER sync_change_scopes_follow_commit ON sync_change_scopes IS 'A change scope belongs to a commit this transaction appended (sync_changes_follow_commit).';
 COMMENT ON TRIGGER sync_partitions_guard_insert ON sync_partitions IS 'A new partition row starts at seq 0 or 1 with horizon 0: the WHEN matches only a row that does not, which sync_partitions_guard refuses.';

@@ -60,14 +60,19 @@ func BenchmarkServeGate(b *testing.B) {
 // BenchmarkCommitInsert: single-row commit appends (the upstream server's
 // allocate-and-insert statement) with a fence row in force and every barrier
 // trigger on, against the same appends, in another database, with every
-// trigger of sync_partitions and sync_commits disabled.
+// trigger of sync_partitions and sync_commits disabled; and (00025) in a
+// third database after an upstream 0.23 boot, whose body of
+// syncular_writer_fence() checks the fence a second time.
 func BenchmarkCommitInsert(b *testing.B) {
 	ctx := context.Background()
-	appender := func(disableTrigger bool) func() error {
-		_, pool := benchPool(b)
+	appender := func(disableTrigger, upstreamBooted bool) func() error {
+		d, pool := benchPool(b)
 		mustExec(b, pool, `INSERT INTO sync_writer_fence VALUES ('p', 2)`)
 		if disableTrigger {
 			mustExec(b, pool, `ALTER TABLE sync_commits DISABLE TRIGGER USER; ALTER TABLE sync_partitions DISABLE TRIGGER USER`)
+		}
+		if upstreamBooted {
+			upstreamBoot(b, d)
 		}
 		return func() error {
 			_, err := oldWriterCommit(ctx, pool, "p", v(2))
@@ -75,10 +80,12 @@ func BenchmarkCommitInsert(b *testing.B) {
 		}
 	}
 	m := benchInterleaved(b,
-		variant{"trigger_disabled", appender(true)},
-		variant{"fence_row_present", appender(false)},
+		variant{"trigger_disabled", appender(true, false)},
+		variant{"fence_row_present", appender(false, false)},
+		variant{"after_upstream_boot", appender(false, true)},
 	)
 	ratioLine(b, "commit insert throughput: fenced / triggers disabled", m[0]/m[1], ">= 0.90")
+	ratioLine(b, "commit insert: after an upstream boot / gosync's body", m[1]/m[2], "measured (00025)")
 }
 
 // BenchmarkPushTenChanges: sync_append_commit of one commit with 10 changes

@@ -107,10 +107,17 @@ func migrate(e *env, pool *pgxpool.Pool, what string, asJSON bool) error {
 			for i, r := range results {
 				out[i] = resultJSON(r, true)
 			}
-			return writeJSON(e.stdout, map[string]any{"applied": out, "version": currentVersion(e, p)})
+			doc := map[string]any{"applied": out, "version": currentVersion(e, p)}
+			if restored := p.RestoredFenceBody(); restored != gosync.FenceBodyNone {
+				doc["restored_fence_function"] = string(restored)
+			}
+			return writeJSON(e.stdout, doc)
 		}
 		for _, r := range results {
 			fmt.Fprintf(e.stdout, "applied %s (%s)\n", r.Source.Path, r.Duration.Round(time.Millisecond))
+		}
+		if restored := p.RestoredFenceBody(); restored != gosync.FenceBodyNone {
+			fmt.Fprintf(e.stdout, "restored gosync's syncular_writer_fence(): it had %s (gosync's rules are sync_commits_writer_guard's either way)\n", restored)
 		}
 		if len(results) == 0 {
 			fmt.Fprintln(e.stdout, "no pending migrations")

@@ -13,7 +13,12 @@
 -- are hardened, no sync role can write the barrier's tables or create
 -- objects next to them, memberships that lift a lower role, the schemas'
 -- owners, prepared transactions, and who can bypass the barrier at all. Catalog reads only: nothing grows with the log or the
--- number of partitions.
+-- number of partitions. The fence and head rule are gosync's trigger
+-- sync_commits_writer_guard; syncular_writer_fence() is upstream's name,
+-- which an upstream 0.23 boot re-creates with its own body: the row
+-- 'fence function syncular_writer_fence' says whose body it has, and
+-- upstream's body is not a failed definition (info: it checks the fence a
+-- second time, and migrate up restores gosync's).
 CREATE OR REPLACE FUNCTION sync_security_audit()
 RETURNS TABLE (check_name text, ok boolean, detail text, severity text, object text)
 LANGUAGE sql
@@ -29,8 +34,29 @@ AS $$
       JOIN pg_class c ON c.oid = t.tgrelid
       JOIN pg_proc p ON p.oid = t.tgfoid
      WHERE NOT t.tgisinternal AND c.relnamespace = (SELECT oid FROM schema)
+  ), fence_body AS (
+    -- Whose body syncular_writer_fence() has: gosync's (as recorded),
+    -- upstream 0.23's (its boot statement, whatever its whitespace), or
+    -- another.
+    SELECT CASE WHEN c.definition IS NOT DISTINCT FROM r.definition THEN 'gosync''s body'
+                WHEN NOT p.prosecdef AND p.proconfig IS NULL
+                     AND regexp_replace(p.prosrc, '\s', '', 'g')
+                         = 'BEGINIFEXISTS(SELECT1FROMsync_writer_fenceWHEREpartition=NEW.partitionAND(NEW.writer_versionISNULLORNEW.writer_version<required_writer_version))THENRAISEEXCEPTION''sync.storage.writer_fence_rejected'';ENDIF;RETURNNEW;END;'
+                  THEN 'upstream''s body'
+                ELSE 'another body' END AS whose
+      FROM pg_proc p
+      LEFT JOIN sync_catalog_snapshot() c ON c.kind = 'function' AND c.object = 'syncular_writer_fence()'
+      LEFT JOIN sync_installed_catalog r ON r.kind = 'function' AND r.object = 'syncular_writer_fence()'
+     WHERE p.oid = to_regprocedure('syncular_writer_fence()')
   ), expected(tgname, relname) AS (
-    VALUES ('sync_commits_writer_fence', 'sync_commits'),
+    VALUES ('sync_commits_writer_guard', 'sync_commits'),
+           ('sync_commits_writer_fence', 'sync_commits'),
+           ('sync_commits_deleted', 'sync_commits'),
+           ('sync_changes_deleted', 'sync_changes'),
+           ('sync_change_scopes_deleted', 'sync_change_scopes'),
+           ('sync_commits_truncated', 'sync_commits'),
+           ('sync_changes_truncated', 'sync_changes'),
+           ('sync_change_scopes_truncated', 'sync_change_scopes'),
            ('sync_changes_follow_commit', 'sync_changes'),
            ('sync_change_scopes_follow_commit', 'sync_change_scopes'),
            ('sync_partitions_guard_insert', 'sync_partitions'),
@@ -124,12 +150,13 @@ AS $$
                   coalesce((SELECT max(rec.recorded_at)::text FROM rec), 'never'))
     UNION ALL
     SELECT 1, 'fence trigger present',
-           EXISTS (SELECT 1 FROM triggers WHERE tgname = 'sync_commits_writer_fence' AND relname = 'sync_commits'),
-           'sync_commits_writer_fence on sync_commits'
+           (SELECT count(*) = 2 FROM triggers WHERE tgname IN ('sync_commits_writer_guard', 'sync_commits_writer_fence') AND relname = 'sync_commits'),
+           'sync_commits_writer_guard (gosync''s: the fence and the head rule) and sync_commits_writer_fence (upstream''s) on sync_commits'
     UNION ALL
     SELECT 2, 'fence trigger enabled',
-           coalesce((SELECT tgenabled IN ('O', 'A') FROM triggers WHERE tgname = 'sync_commits_writer_fence'), false),
-           'tgenabled = ' || coalesce((SELECT tgenabled::text FROM triggers WHERE tgname = 'sync_commits_writer_fence'), 'none')
+           coalesce((SELECT bool_and(tgenabled IN ('O', 'A')) FROM triggers WHERE tgname IN ('sync_commits_writer_guard', 'sync_commits_writer_fence')), false),
+           'tgenabled = ' || coalesce((SELECT string_agg(tgname || ' ' || tgenabled::text, ', ' ORDER BY tgname) FROM triggers
+                                        WHERE tgname IN ('sync_commits_writer_guard', 'sync_commits_writer_fence')), 'none')
              || ' (O: fires normally, A: always; D: disabled, R: only under session_replication_role = replica)'
     UNION ALL
     SELECT 3, 'head-only triggers present and enabled',
@@ -143,8 +170,9 @@ AS $$
            coalesce((SELECT prosrc LIKE '%' || (SELECT name FROM schema) || '.sync_writer_fence %'
                         AND prosrc LIKE '%' || (SELECT name FROM schema) || '.sync_partitions %'
                         AND prosrc NOT LIKE '% sync_writer_fence %'
-                       FROM triggers WHERE tgname = 'sync_commits_writer_fence'), false),
-           'a fence body reading unqualified names follows the caller''s search_path (an upstream migrate() replaces it so)'
+                       FROM triggers WHERE tgname = 'sync_commits_writer_guard'), false),
+           'sync_commits_writer_guard(): a fence body reading unqualified names follows the caller''s search_path'
+
     UNION ALL
     SELECT 5, 'fence table owned by a non-sync role',
            coalesce((SELECT pg_get_userbyid(relowner) NOT IN ('sync_reader', 'sync_writer', 'sync_backfill', 'sync_admin')
@@ -166,7 +194,7 @@ AS $$
            coalesce(bool_and(pinned), true),
            'not pinned: ' || coalesce(string_agg(proname, ', '), 'none')
       FROM functions WHERE NOT pinned
-       AND proname NOT IN ('sync_serve_gate', 'sync_xid_is_current', 'sync_changes_follow_commit')
+       AND proname NOT IN ('sync_serve_gate', 'sync_xid_is_current', 'sync_changes_follow_commit', 'sync_commits_writer_guard')
     UNION ALL
     SELECT 9, 'sync roles cannot write the fence, the checkpoints, the marker, the horizon or the epoch',
            NOT EXISTS (SELECT 1 FROM writers),
@@ -177,6 +205,7 @@ AS $$
            'CREATE granted to PUBLIC on: ' || coalesce((SELECT string_agg(nspname, ', ') FROM creatable), 'none')
   ), checks(ord, check_name, quiet) AS (
     VALUES
+      (4, 'fence function syncular_writer_fence', 'gosync''s body (it checks nothing: the fence and the head rule are sync_commits_writer_guard''s)'),
       (11, 'function definitions match the record', 'every recorded function has its recorded definition'),
       (12, 'relations match the record', 'every view query and table row-level security as recorded'),
       (13, 'every recorded object exists', 'none missing'),
@@ -197,9 +226,26 @@ AS $$
       (28, 'every checkpoint''s partition is fenced at its version', 'every fence at or above its checkpoints'' versions'),
       (29, 'no default privileges grant to the sync roles or PUBLIC', 'none')
   ), findings(check_name, object, detail, severity) AS (
+    -- Whose body upstream's fence function has. Not a rule: gosync's rules
+    -- are sync_commits_writer_guard's; another body also fails the
+    -- definitions check below.
+    SELECT 'fence function syncular_writer_fence', 'syncular_writer_fence()',
+           CASE fb.whose
+             WHEN 'upstream''s body' THEN 'upstream''s body: an upstream 0.23 server re-created it at boot; it checks the fence a second time; '
+                                         'gosync''s rules hold in sync_commits_writer_guard; gosync migrate up restores gosync''s body'
+             ELSE 'another body, neither gosync''s nor upstream''s (see function definitions match the record); gosync migrate up restores gosync''s body' END,
+           CASE fb.whose WHEN 'upstream''s body' THEN 'info' ELSE 'warn' END
+      FROM fence_body fb WHERE fb.whose <> 'gosync''s body'
+    UNION ALL
     SELECT 'function definitions match the record', c.object,
-           format('its definition (body, SECURITY DEFINER, SET) is not the one recorded: sha256 %s, recorded %s',
-                  left(c.definition, 16), left(r.definition, 16)), 'fail'
+           CASE WHEN c.object = 'syncular_writer_fence()' AND (SELECT whose FROM fence_body) = 'upstream''s body'
+                THEN format('upstream''s body (an upstream 0.23 boot re-created it): sha256 %s, recorded (gosync''s) %s; '
+                            'gosync''s fence and head rule are sync_commits_writer_guard, unchanged',
+                            left(c.definition, 16), left(r.definition, 16))
+                ELSE format('its definition (body, SECURITY DEFINER, SET) is not the one recorded: sha256 %s, recorded %s',
+                            left(c.definition, 16), left(r.definition, 16)) END,
+           CASE WHEN c.object = 'syncular_writer_fence()' AND (SELECT whose FROM fence_body) = 'upstream''s body'
+                THEN 'info' ELSE 'fail' END
       FROM cur c JOIN rec r ON r.kind = c.kind AND r.object = c.object
      WHERE c.kind = 'function' AND c.definition IS DISTINCT FROM r.definition
     UNION ALL

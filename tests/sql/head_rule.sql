@@ -54,10 +54,11 @@ SELECT lives_ok($$SELECT sync_prune_log('full', 1);
   'a prune, then a push in the same transaction: the push allocates and commits');
 
 -- Over a head without its commit (p, q: seq 2), the owner's touch marks the
--- (sub)transaction by rewriting the fence row; without one it is refused.
-SELECT throws_ok($$SELECT sync_prune_log('p', 1)$$,
-  '23514', 'sync.storage.partition_seq_rejected',
-  'a horizon raise over an empty head of a partition without a fence row is refused');
+-- (sub)transaction by rewriting the fence row; without one (00025) the
+-- horizon rises to the head, so nothing can be appended at or below it.
+SELECT throws_ok($$SELECT sync_prune_log('p', 1); INSERT INTO sync_commits VALUES ('p', 2, 'c', 'late', 'a', 0, 1)$$,
+  'P0001', 'sync.storage.commit_not_at_head',
+  'a horizon raise over an empty head of a partition without a fence row raises the horizon to the head: a commit there is refused');
 SELECT throws_ok($$SELECT sync_prune_log('q', 1); INSERT INTO sync_commits VALUES ('q', 2, 'c', 'late', 'a', 0, 1)$$,
   'P0001', 'sync.storage.commit_not_at_head',
   'a horizon raise, then a commit at the empty head: refused');

@@ -16,7 +16,7 @@ COMMENT ON TABLE sync_blob_refs IS 'Upstream server state: one reference from a 
 COMMENT ON TABLE sync_tombstones IS 'Upstream storage shape: one deleted row and the commit seq of its delete; gosync keeps its shape only.';
 COMMENT ON TABLE sync_reactions IS 'Upstream server state: one reaction (a job a commit queued) with its status, attempts and lease; gosync keeps its shape only.';
 COMMENT ON TABLE sync_schema_meta IS 'The one schema marker row (id 1): the running schema_version and its table layouts (JSON). Written only in a schema bump (sync_set_schema_version).';
-COMMENT ON TABLE sync_schema_layouts IS 'The layouts (sync_schema_meta.layouts) of every schema version the marker held since migration 00024, recorded by the trigger sync_schema_meta_layouts: a change is decoded with its writer_version''s layouts (sync_layout_for).';
+COMMENT ON TABLE sync_schema_layouts IS 'The layouts (sync_schema_meta.layouts) of every schema version the marker held since migration 00024 (tables: parsed), recorded by the trigger sync_schema_meta_layouts or sync_record_schema_layouts: a change is decoded with its writer_version''s layouts (sync_layout_for).';
 COMMENT ON TABLE sync_backfill_checkpoints IS 'One projection being backfilled in one partition at a schema version: state declared, backfilling or activated (final), owner_epoch and watermark.';
 COMMENT ON TABLE sync_writer_fence IS 'One partition''s writer fence: the lowest writer_version its commits may carry (raised by a declaration, never lowered).';
 COMMENT ON TABLE sync_all_partition_checkpoints IS 'gosync''s: the one row (id 1) of projections declared for every partition, names[i] at schema_versions[i]; partitions created later get them too.';

@@ -7,7 +7,8 @@
 -- rewrite at the same version (the marker rules allow only the same
 -- layouts, or their translation to the codec's vocabulary) replaces the
 -- record: the last written layouts of a version are its layouts.
--- SECURITY DEFINER: whoever may write the marker records the layouts, and
+-- tables is the layouts parsed once (a marker whose layouts are not JSON is
+-- refused here: both servers write JSON). SECURITY DEFINER: whoever may write the marker records the layouts, and
 -- nobody is granted a write of sync_schema_layouts itself.
 CREATE OR REPLACE FUNCTION sync_schema_layouts_record()
 RETURNS trigger
@@ -16,9 +17,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 BEGIN
-  INSERT INTO @extschema@.sync_schema_layouts AS l (schema_version, layouts)
-  VALUES (NEW.schema_version, NEW.layouts)
-  ON CONFLICT (schema_version) DO UPDATE SET layouts = EXCLUDED.layouts
+  INSERT INTO @extschema@.sync_schema_layouts AS l (schema_version, layouts, tables)
+  VALUES (NEW.schema_version, NEW.layouts, NEW.layouts::jsonb)
+  ON CONFLICT (schema_version) DO UPDATE SET layouts = EXCLUDED.layouts, tables = EXCLUDED.tables
    WHERE l.layouts IS DISTINCT FROM EXCLUDED.layouts;
   RETURN NULL;
 END;

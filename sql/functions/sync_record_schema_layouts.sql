@@ -12,6 +12,7 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
+#variable_conflict use_column
 DECLARE
   recorded text;
   doc jsonb;

@@ -642,8 +642,8 @@ SELECT $1, i.seq, 0, 'todos', i.r, CASE WHEN i.p IS NULL THEN 2 ELSE 1 END, CASE
 // todos marker in the codec's vocabulary, bumped v1 -> v2 by upstream's
 // statement half way, n partitions of `changes` commits each (one todo
 // change per commit, every 13th a delete): the first half written under
-// v1 (by a writer stamping version 1, or by an old one stamping none), the
-// second under v2. It returns the partitions and each partition's todos
+// v1 (by a writer stamping version 1, or by an old one stamping none) on
+// 40 rows, the second under v2 on 20 of them. It returns the partitions and each partition's todos
 // (row id -> title) after the last change.
 func codecFleetDB(t *testing.T, n, changes int) (*pgtest.DB, []string, map[string]map[string]string) {
 	t.Helper()
@@ -660,7 +660,9 @@ func codecFleetDB(t *testing.T, n, changes int) (*pgtest.DB, []string, map[strin
 			}
 			var commits []codecCommit
 			for g := 1; g <= changes/2; g++ {
-				c := codecCommit{rowID: fmt.Sprintf("t%d", g%40), writer: v(version)}
+				// v2 rewrites half the rows only: the others' last change
+				// is a v1 one, some from a writer stamping no version.
+				c := codecCommit{rowID: fmt.Sprintf("t%d", g%(40/int(version))), writer: v(version)}
 				if version == 1 && g%3 == 0 {
 					c.writer = nil // an upstream server before 0.23
 				}

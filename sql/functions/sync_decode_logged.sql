@@ -20,8 +20,8 @@ SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
 DECLARE
   cols jsonb;
-  d record;
-  refusal text;
+  decoded jsonb;
+  newest jsonb;
 BEGIN
   IF payload IS NULL THEN
     RETURN NULL;
@@ -35,14 +35,17 @@ BEGIN
     RETURN sync_decode_row(payload, cols);
   END IF;
   FOR cols IN SELECT l.tables -> tbl FROM sync_schema_layouts l WHERE l.tables ? tbl ORDER BY l.schema_version DESC LOOP
-    d := sync_codec_decode(payload, cols);
-    IF d.error IS NULL THEN
-      RETURN d.value;
+    decoded := sync_decode_row(payload, cols, false);
+    IF decoded IS NOT NULL THEN
+      RETURN decoded;
     END IF;
-    refusal := coalesce(refusal, d.error);
+    newest := coalesce(newest, cols);
   END LOOP;
-  RAISE EXCEPTION 'sync_decode_logged: the payload decodes under no recorded layout of table %: %', quote_ident(tbl), coalesce(refusal, 'none recorded')
-    USING ERRCODE = 'invalid_parameter_value';
+  IF newest IS NULL THEN
+    RAISE EXCEPTION 'sync_decode_logged: no recorded layout of table %', quote_ident(tbl)
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  RETURN sync_decode_row(payload, newest);  -- raises the newest layout's refusal
 END;
 $$;
 REVOKE ALL ON FUNCTION sync_decode_logged(text,bigint,bytea) FROM PUBLIC, sync_reader, sync_writer, sync_backfill, sync_admin;

@@ -441,7 +441,7 @@ func upstreamMarker(t testing.TB, q execer, version int64, layouts string) {
 // recordedLayouts is sync_schema_layouts as version -> layouts text.
 func recordedLayouts(t testing.TB, q *pgxpool.Pool) map[int64]string {
 	t.Helper()
-	rows, err := q.Query(context.Background(), "SELECT schema_version, layouts FROM sync_schema_layouts WHERE tables = layouts::jsonb")
+	rows, err := q.Query(context.Background(), "SELECT schema_version, layouts FROM sync_schema_layouts WHERE tables IS NOT NULL")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +464,8 @@ func recordedLayouts(t testing.TB, q *pgxpool.Pool) map[int64]string {
 // TestSchemaLayoutsRecorded: migration 00024 seeds sync_schema_layouts from
 // the marker; every later marker write, gosync's bump and the upstream
 // server's own upsert alike, records its layouts under its version and
-// keeps the older ones; a rewrite at the same version replaces its record.
+// keeps the older ones (tables: the layouts parsed); a rewrite at the same
+// version replaces its record.
 // Readers read it; no sync role may write it.
 func TestSchemaLayoutsRecorded(t *testing.T) {
 	t.Parallel()
@@ -516,6 +517,12 @@ func TestSchemaLayoutsRecorded(t *testing.T) {
 	}
 	if got := recordedLayouts(t, d.Pool); len(got) != 3 {
 		t.Fatalf("the refused writes changed the records: %v", got)
+	}
+	// A marker another writer left unreadable is written (the marker rules
+	// treat it as disagreeing) and recorded as no layout.
+	mustExec(t, d.Pool, `UPDATE sync_schema_meta SET layouts = '{"t": ['`)
+	if !queryOne[bool](t, d.Pool, `SELECT tables IS NULL AND layouts = '{"t": [' FROM sync_schema_layouts WHERE schema_version = 3`) {
+		t.Fatal("an unreadable marker is not recorded as such")
 	}
 }
 

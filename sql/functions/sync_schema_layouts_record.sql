@@ -7,8 +7,8 @@
 -- rewrite at the same version (the marker rules allow only the same
 -- layouts, or their translation to the codec's vocabulary) replaces the
 -- record: the last written layouts of a version are its layouts.
--- tables is the layouts parsed once (a marker whose layouts are not JSON is
--- refused here: both servers write JSON). SECURITY DEFINER: whoever may write the marker records the layouts, and
+-- tables is the layouts parsed once, NULL when they are not JSON (the
+-- marker write is never refused here). SECURITY DEFINER: whoever may write the marker records the layouts, and
 -- nobody is granted a write of sync_schema_layouts itself.
 CREATE OR REPLACE FUNCTION sync_schema_layouts_record()
 RETURNS trigger
@@ -16,9 +16,16 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
+DECLARE
+  parsed jsonb;
 BEGIN
+  BEGIN
+    parsed := NEW.layouts::jsonb;
+  EXCEPTION WHEN invalid_text_representation THEN
+    parsed := NULL;  -- the marker rules treat such a marker as disagreeing; it is no layout
+  END;
   INSERT INTO @extschema@.sync_schema_layouts AS l (schema_version, layouts, tables)
-  VALUES (NEW.schema_version, NEW.layouts, NEW.layouts::jsonb)
+  VALUES (NEW.schema_version, NEW.layouts, parsed)
   ON CONFLICT (schema_version) DO UPDATE SET layouts = EXCLUDED.layouts, tables = EXCLUDED.tables
    WHERE l.layouts IS DISTINCT FROM EXCLUDED.layouts;
   RETURN NULL;

@@ -25,11 +25,11 @@
 CREATE TABLE sync_schema_layouts (
   schema_version bigint PRIMARY KEY,
   layouts text NOT NULL,
-  tables jsonb NOT NULL
+  tables jsonb
 );
 REVOKE ALL ON sync_schema_layouts FROM PUBLIC;
 GRANT SELECT ON sync_schema_layouts TO sync_reader;
-COMMENT ON TABLE sync_schema_layouts IS 'The layouts (sync_schema_meta.layouts) of every schema version the marker held since migration 00024 (tables: parsed), recorded by the trigger sync_schema_meta_layouts or sync_record_schema_layouts: a change is decoded with its writer_version''s layouts (sync_layout_for).';
+COMMENT ON TABLE sync_schema_layouts IS 'The layouts (sync_schema_meta.layouts) of every schema version the marker held since migration 00024 (tables: parsed, NULL when not JSON), recorded by the trigger sync_schema_meta_layouts or sync_record_schema_layouts: a change is decoded with its writer_version''s layouts (sync_layout_for).';
 
 -- +goose StatementBegin
 DO $do$ BEGIN EXECUTE replace($fn$
@@ -324,9 +324,16 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, @extschema@, pg_temp
 AS $$
+DECLARE
+  parsed jsonb;
 BEGIN
+  BEGIN
+    parsed := NEW.layouts::jsonb;
+  EXCEPTION WHEN invalid_text_representation THEN
+    parsed := NULL;  -- the marker rules treat such a marker as disagreeing; it is no layout
+  END;
   INSERT INTO @extschema@.sync_schema_layouts AS l (schema_version, layouts, tables)
-  VALUES (NEW.schema_version, NEW.layouts, NEW.layouts::jsonb)
+  VALUES (NEW.schema_version, NEW.layouts, parsed)
   ON CONFLICT (schema_version) DO UPDATE SET layouts = EXCLUDED.layouts, tables = EXCLUDED.tables
    WHERE l.layouts IS DISTINCT FROM EXCLUDED.layouts;
   RETURN NULL;
@@ -493,8 +500,17 @@ CREATE TRIGGER sync_schema_meta_layouts AFTER INSERT OR UPDATE ON sync_schema_me
 COMMENT ON TRIGGER sync_schema_meta_layouts ON sync_schema_meta IS 'Every marker write records its layouts under its version in sync_schema_layouts (sync_schema_layouts_record).';
 -- The layouts in force now: the first record (older versions' layouts
 -- were never kept).
-INSERT INTO sync_schema_layouts (schema_version, layouts, tables)
-SELECT m.schema_version, m.layouts, m.layouts::jsonb FROM sync_schema_meta m WHERE m.id = 1;
+-- +goose StatementBegin
+DO $$
+BEGIN
+  INSERT INTO sync_schema_layouts (schema_version, layouts, tables)
+  SELECT m.schema_version, m.layouts, m.layouts::jsonb FROM sync_schema_meta m WHERE m.id = 1;
+EXCEPTION WHEN invalid_text_representation THEN
+  INSERT INTO sync_schema_layouts (schema_version, layouts, tables)
+  SELECT m.schema_version, m.layouts, NULL FROM sync_schema_meta m WHERE m.id = 1;
+END;
+$$;
+-- +goose StatementEnd
 
 SELECT sync_record_installed_catalog();
 

@@ -30,11 +30,12 @@ test: deps tools check-generated lint
 	  fi; \
 	  rm -rf "$$tmp"; exit $$status
 
-## fuzz: fuzz the declaration encoding and the schema validation (FUZZTIME each, default 30s)
+## fuzz: fuzz the declaration encoding, the schema validation and the row codec (FUZZTIME each, default 30s)
 FUZZTIME ?= 30s
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzEncodeDeclarations$$' -fuzztime $(FUZZTIME) ./gosync
 	go test -run '^$$' -fuzz '^FuzzSchemaValidate$$' -fuzztime $(FUZZTIME) ./gosync
+	go test -run '^$$' -fuzz '^FuzzDecodeRow$$' -fuzztime $(FUZZTIME) ./gosync
 
 ## deps: install the Postgres binaries, psql, pgTAP and pg_prove when missing
 deps:

@@ -184,6 +184,13 @@ type SyncRowScope struct {
 	RowID     string
 }
 
+// The layouts (sync_schema_meta.layouts) of every schema version the marker held since migration 00024 (tables: parsed, NULL when not JSON), recorded by the trigger sync_schema_meta_layouts or sync_record_schema_layouts: a change is decoded with its writer_version's layouts (sync_layout_for).
+type SyncSchemaLayout struct {
+	SchemaVersion int64
+	Layouts       string
+	Tables        []byte
+}
+
 // The one schema marker row (id 1): the running schema_version and its table layouts (JSON). Written only in a schema bump (sync_set_schema_version).
 type SyncSchemaMetum struct {
 	ID            int32

@@ -472,3 +472,51 @@ func (e *LockBusyError) Is(target error) bool { return target == ErrLockBusy }
 
 // Unwrap returns the last lock timeout.
 func (e *LockBusyError) Unwrap() error { return e.Cause }
+
+// The row codec's refusals (rowcodec.go).
+var (
+	// ErrInvalidPayload: DecodeRow refused a payload upstream's decodeRow
+	// refuses too (*RowDecodeError names the column and the byte offset).
+	ErrInvalidPayload = errors.New("gosync: invalid row payload")
+	// ErrInvalidRow: EncodeRow refused the values (*RowEncodeError names
+	// the column).
+	ErrInvalidRow = errors.New("gosync: invalid row values")
+)
+
+// RowDecodeError: a payload the row codec refuses. Column is the column
+// whose value (or null bit) is wrong, "" for the bitmap's padding, a
+// truncated bitmap and trailing bytes; Offset is the byte where the fault
+// is (the value's start for a bad length, UTF-8 or JSON).
+type RowDecodeError struct {
+	Column string
+	Offset int
+	Reason string // upstream's sentence, e.g. "trailing bytes after row payload"
+}
+
+// Error names the column (when there is one), the offset and the reason.
+func (e *RowDecodeError) Error() string {
+	if e.Column == "" {
+		return fmt.Sprintf("%s: at byte %d: %s", ErrInvalidPayload, e.Offset, e.Reason)
+	}
+	return fmt.Sprintf("%s: column %q at byte %d: %s", ErrInvalidPayload, e.Column, e.Offset, e.Reason)
+}
+
+// Is matches ErrInvalidPayload.
+func (e *RowDecodeError) Is(target error) bool { return target == ErrInvalidPayload }
+
+// RowEncodeError: values EncodeRow refuses (a count mismatch has Column "").
+type RowEncodeError struct {
+	Column string
+	Reason string
+}
+
+// Error names the column and the reason.
+func (e *RowEncodeError) Error() string {
+	if e.Column == "" {
+		return fmt.Sprintf("%s: %s", ErrInvalidRow, e.Reason)
+	}
+	return fmt.Sprintf("%s: column %q: %s", ErrInvalidRow, e.Column, e.Reason)
+}
+
+// Is matches ErrInvalidRow.
+func (e *RowEncodeError) Is(target error) bool { return target == ErrInvalidRow }

@@ -16,6 +16,7 @@ COMMENT ON TABLE sync_blob_refs IS 'Upstream server state: one reference from a 
 COMMENT ON TABLE sync_tombstones IS 'Upstream storage shape: one deleted row and the commit seq of its delete; gosync keeps its shape only.';
 COMMENT ON TABLE sync_reactions IS 'Upstream server state: one reaction (a job a commit queued) with its status, attempts and lease; gosync keeps its shape only.';
 COMMENT ON TABLE sync_schema_meta IS 'The one schema marker row (id 1): the running schema_version and its table layouts (JSON). Written only in a schema bump (sync_set_schema_version).';
+COMMENT ON TABLE sync_schema_layouts IS 'The layouts (sync_schema_meta.layouts) of every schema version the marker held since migration 00024 (tables: parsed, NULL when not JSON), recorded by the trigger sync_schema_meta_layouts or sync_record_schema_layouts: a change is decoded with its writer_version''s layouts (sync_layout_for).';
 COMMENT ON TABLE sync_backfill_checkpoints IS 'One projection being backfilled in one partition at a schema version: state declared, backfilling or activated (final), owner_epoch and watermark.';
 COMMENT ON TABLE sync_writer_fence IS 'One partition''s writer fence: the lowest writer_version its commits may carry (raised by a declaration, never lowered).';
 COMMENT ON TABLE sync_all_partition_checkpoints IS 'gosync''s: the one row (id 1) of projections declared for every partition, names[i] at schema_versions[i]; partitions created later get them too.';
@@ -38,3 +39,4 @@ COMMENT ON TRIGGER sync_partitions_guard_insert ON sync_partitions IS 'A new par
 COMMENT ON TRIGGER sync_partitions_guard_update ON sync_partitions IS 'The WHEN matches a write that is not one allocation (head + 1) within the horizon rules; sync_partitions_guard refuses it unless it is the owner''s touch.';
 COMMENT ON TRIGGER sync_partition_registry_guard ON sync_partition_registry IS 'A raw write of last_authenticated_at_ms is bounded like every clock argument: not negative, not more than 5 minutes ahead (sync_partition_registry_guard).';
 COMMENT ON TRIGGER sync_partitions_created ON sync_partitions IS 'A new partition gets the fence and the checkpoints declared for every partition (sync_partition_created).';
+COMMENT ON TRIGGER sync_schema_meta_layouts ON sync_schema_meta IS 'Every marker write records its layouts under its version in sync_schema_layouts (sync_schema_layouts_record).';

@@ -64,11 +64,15 @@ func TestFleetBackfillSurvivesAKilledProcess(t *testing.T) {
 		victimRes, err = gosync.New(victim).RunBackfills(victimCtx, fleet(80*time.Millisecond))
 		victimDone <- err
 	}()
-	// Kill it once it has activated a partition and owns others mid-fill.
+	// Kill it once it has activated a partition and owns another mid-fill
+	// with at least three batches (≈ 240 ms) still to go, so the kill lands
+	// before that partition can finish.
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		var owned, activated int
-		if err := d.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state = 'backfilling' AND watermark > 0),
-			count(*) FILTER (WHERE state = 'activated') FROM sync_backfill_checkpoints`).Scan(&owned, &activated); err != nil {
+		if err := d.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE c.state = 'backfilling' AND c.watermark > 0
+			                                          AND c.watermark <= p.max_commit_seq - 120),
+			count(*) FILTER (WHERE c.state = 'activated')
+			FROM sync_backfill_checkpoints c JOIN sync_partitions p USING (partition)`).Scan(&owned, &activated); err != nil {
 			t.Fatal(err)
 		}
 		if owned >= 1 && activated >= 1 {

@@ -2,6 +2,7 @@ package gosync
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -62,7 +63,10 @@ func (o *SchemaChangeOptions) withDefaults() SchemaChangeOptions {
 //  5. an older or absent marker → one transaction that takes the migration
 //     lock first (sync_begin_schema_change), runs opts.DDL, writes the
 //     marker with the layouts and installs the declared checkpoints with
-//     their fences, so nobody sees the new marker without its fence.
+//     their fences, so nobody sees the new marker without its fence; in
+//     that transaction, after the DDL, every row of an upstream-shaped table
+//     (one with _sync_payload) whose layout gained columns has its payload
+//     re-encoded with NULL appended for each, as upstream's bump does.
 func (s *Store) EnsureSchema(ctx context.Context, schema Schema, declared []CheckpointDeclaration, opts *SchemaChangeOptions) error {
 	if err := schema.Validate(); err != nil {
 		return err
@@ -197,6 +201,11 @@ func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDe
 				return fmt.Errorf("gosync: schema change DDL: %w", err)
 			}
 		}
+		if err == nil {
+			if err := s.reencodePayloads(ctx, tx, schema, meta.Layouts); err != nil {
+				return err
+			}
+		}
 		if err := s.q.SetSchemaVersion(ctx, tx, db.SetSchemaVersionParams{SchemaVersion: schema.Version, Layouts: schema.Layouts()}); err != nil {
 			return MapError(err)
 		}
@@ -209,6 +218,117 @@ func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDe
 		return s.lockBusy(ctx, err)
 	}
 	return err
+}
+
+// reencodePageSize is how many rows one keyset page of the payload rewrite
+// reads (upstream's 500).
+const reencodePageSize = 500
+
+// reencodePayloads is upstream's payload rewrite of a bump (schema-bump.md
+// §1–2): for each configured table whose stored layout (the marker being
+// replaced, read under the migration lock) has fewer columns, every current
+// row's _sync_payload is decoded with the old layout, NULL appended for each
+// added column, and re-encoded with the new one (the null bitmap may grow).
+// Only tables with a _sync_payload column (upstream-shaped) have payloads;
+// a gosync table such as examples/todos is not read. Only _sync_payload is
+// written: the materialized columns of the old layout keep their values, and
+// the added ones exist only since this bump's ADD COLUMN, so they are NULL
+// already, which is what the new payload says. _sync_server_version,
+// _sync_scopes, sync_row_scopes and the log (sync_changes.payload, still in
+// the layout it was written under) are untouched, as upstream leaves them.
+func (s *Store) reencodePayloads(ctx context.Context, tx pgx.Tx, schema Schema, storedText string) error {
+	var stored map[string][]json.RawMessage
+	if json.Unmarshal([]byte(storedText), &stored) != nil {
+		return nil // not a JSON object: it names no old layout to decode with (and constrains no bump)
+	}
+	// The rules again, under the lock (the marker may have moved since the
+	// check before it): each stored table's columns are then the configured
+	// columns' prefix, so that prefix is the old layout, in the codec
+	// vocabulary even where an older gosync stored Postgres type names.
+	if _, err := s.q.CheckSchemaVersion(ctx, tx, db.CheckSchemaVersionParams{SchemaVersion: schema.Version, Layouts: schema.Layouts()}); err != nil {
+		return MapError(err)
+	}
+	for _, t := range schema.Tables {
+		have, ok := stored[t.Name]
+		if !ok || len(have) >= len(t.Columns) {
+			continue
+		}
+		physical, err := s.q.PhysicalColumns(ctx, tx, t.Name)
+		if err != nil {
+			return MapError(err)
+		}
+		hasPayload := false
+		for _, c := range physical {
+			hasPayload = hasPayload || c == "_sync_payload"
+		}
+		if hasPayload {
+			if err := reencodeTable(ctx, tx, t, t.Columns[:len(have)]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// reencodeTable rewrites one table's payloads in keyset pages by primary
+// key, so no page grows with the table; the names are quoted identifiers
+// resolved on the search_path like every unqualified statement of the bump.
+func reencodeTable(ctx context.Context, tx pgx.Tx, t Table, old []Column) error {
+	tbl := pgx.Identifier{t.Name}.Sanitize()
+	first := `SELECT _sync_partition, _sync_row_id, _sync_payload FROM ` + tbl +
+		` ORDER BY _sync_partition, _sync_row_id LIMIT $1`
+	next := `SELECT _sync_partition, _sync_row_id, _sync_payload FROM ` + tbl +
+		` WHERE (_sync_partition, _sync_row_id) > ($2, $3) ORDER BY _sync_partition, _sync_row_id LIMIT $1`
+	update := `UPDATE ` + tbl + ` SET _sync_payload = $1 WHERE _sync_partition = $2 AND _sync_row_id = $3`
+	type row struct {
+		partition, rowID string
+		payload          []byte
+	}
+	var last *row
+	for {
+		var rows pgx.Rows
+		var err error
+		if last == nil {
+			rows, err = tx.Query(ctx, first, reencodePageSize)
+		} else {
+			rows, err = tx.Query(ctx, next, reencodePageSize, last.partition, last.rowID)
+		}
+		if err != nil {
+			return fmt.Errorf("gosync: re-encoding %s: %w", tbl, MapError(err))
+		}
+		page, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (x row, err error) {
+			err = r.Scan(&x.partition, &x.rowID, &x.payload)
+			return x, err
+		})
+		if err != nil {
+			return fmt.Errorf("gosync: re-encoding %s: %w", tbl, MapError(err))
+		}
+		batch := &pgx.Batch{}
+		for _, r := range page {
+			if r.payload == nil {
+				continue // no payload to re-encode
+			}
+			values, err := DecodeRow(old, r.payload)
+			if err != nil {
+				return fmt.Errorf("gosync: re-encoding %s row %q/%q with its stored layout: %w", tbl, r.partition, r.rowID, err)
+			}
+			values = append(values, make([]any, len(t.Columns)-len(old))...)
+			payload, err := EncodeRow(t.Columns, values)
+			if err != nil {
+				return fmt.Errorf("gosync: re-encoding %s row %q/%q: %w", tbl, r.partition, r.rowID, err)
+			}
+			batch.Queue(update, payload, r.partition, r.rowID)
+		}
+		if batch.Len() > 0 {
+			if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+				return fmt.Errorf("gosync: re-encoding %s: %w", tbl, MapError(err))
+			}
+		}
+		if len(page) < reencodePageSize {
+			return nil
+		}
+		last = &page[len(page)-1]
+	}
 }
 
 // bumpTx runs fn in the bump's transaction: READ COMMITTED on a pool (a

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gosync/gosync/gosync"
 )
@@ -113,8 +114,9 @@ type fixtureRow struct {
 // SQL (as a reader) to the values upstream decoded; the log, replayed the
 // way upstream applies it, gives exactly the rows upstream materialized
 // (payload, columns, version, scopes); then a bump from Go writes the
-// marker upstream would write, and the layouts of v1, v2 and v3 are all
-// recorded.
+// marker upstream would write and re-encodes the tasks rows as upstream's
+// bump does (projects, scopes, versions and the log untouched), and the
+// layouts of v1, v2 and v3 are all recorded.
 func TestInteropUpstreamFixture(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -315,6 +317,8 @@ func TestInteropUpstreamFixture(t *testing.T) {
 	// A bump from Go: v3 appends a nullable column, as upstream's bump rule
 	// allows; the marker is upstream's text for v3 (JSON.stringify, compact,
 	// declaration order): the stored v2 text with the column appended.
+	payloadsBefore := map[string]map[string][]byte{"tasks": appPayloads(t, d.Pool, "tasks"), "projects": appPayloads(t, d.Pool, "projects")}
+	untouched, _ := bumpUntouched(t, d.Pool)
 	v3 := fixtureSchema()
 	v3.Version = 3
 	v3.Tables[1].Columns = append(v3.Tables[1].Columns, gosync.Column{Name: "due", Type: gosync.TypeString, Nullable: true})
@@ -332,6 +336,31 @@ func TestInteropUpstreamFixture(t *testing.T) {
 	if got := recordedLayouts(t, d.Pool); len(got) != 3 || got[1] != v1Text || got[2] != v2Text || got[3] != v3Text {
 		t.Fatalf("layouts recorded after the bump: %v, want v1's, v2's and v3's", got)
 	}
+	// The bump re-encoded each tasks row as upstream's does: v2's values
+	// plus NULL under v3's layout (same server version, scopes, columns);
+	// projects gained nothing and keeps its bytes; the log keeps its own.
+	tasksAfter := appPayloads(t, d.Pool, "tasks")
+	if len(tasksAfter) != len(payloadsBefore["tasks"]) || len(tasksAfter) == 0 {
+		t.Fatalf("tasks rows after the bump: %d, before: %d", len(tasksAfter), len(payloadsBefore["tasks"]))
+	}
+	for key, before := range payloadsBefore["tasks"] {
+		old, err := gosync.DecodeRow(v2.Tables[1].Columns, before)
+		if err != nil {
+			t.Fatalf("tasks %s before the bump: %v", key, err)
+		}
+		got, err := gosync.DecodeRow(v3.Tables[1].Columns, tasksAfter[key])
+		if err != nil {
+			t.Errorf("tasks %s after the bump does not decode with v3's layout: %v (%x)", key, err, tasksAfter[key])
+		} else if !sameValues(got, append(old, nil)) {
+			t.Errorf("tasks %s after the bump decodes to %#v, want v2's %#v plus NULL", key, got, old)
+		}
+	}
+	if got := appPayloads(t, d.Pool, "projects"); !reflect.DeepEqual(got, payloadsBefore["projects"]) {
+		t.Errorf("projects payloads changed by the bump: %x\nbefore %x", got, payloadsBefore["projects"])
+	}
+	if got, logged := bumpUntouched(t, d.Pool); got != untouched || logged != 34 {
+		t.Errorf("the bump changed server versions, scopes, sync_row_scopes or the log (%d changes):\n%s\nbefore:\n%s", logged, got, untouched)
+	}
 	// The log still decodes: a pre-bump tasks change under v1's layout.
 	if got := queryOne[string](t, reader, "SELECT sync_decode_change('acme', 1, 1)->>'title'"); got != "Design" {
 		t.Fatalf("acme 1/1 after the bump decodes title %q", got)
@@ -345,4 +374,39 @@ func mustJSON(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// appPayloads is a table's _sync_payload per partition/row id.
+func appPayloads(t testing.TB, q *pgxpool.Pool, tbl string) map[string][]byte {
+	t.Helper()
+	rows, err := q.Query(context.Background(), "SELECT _sync_partition || '/' || _sync_row_id, _sync_payload FROM "+pgx.Identifier{tbl}.Sanitize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string][]byte{}
+	var key string
+	var payload []byte
+	if _, err := pgx.ForEachRow(rows, []any{&key, &payload}, func() error {
+		m[key] = append([]byte(nil), payload...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// bumpUntouched is what a bump leaves alone: every app row's server version
+// and scopes, sync_row_scopes, and the log's payloads.
+func bumpUntouched(t testing.TB, q *pgxpool.Pool) (state string, logged int) {
+	t.Helper()
+	err := q.QueryRow(context.Background(), `SELECT concat_ws(E'\n',
+		(SELECT string_agg(format('tasks %s/%s %s %s', _sync_partition, _sync_row_id, _sync_server_version, _sync_scopes), ',' ORDER BY _sync_partition, _sync_row_id) FROM tasks),
+		(SELECT string_agg(format('projects %s/%s %s %s', _sync_partition, _sync_row_id, _sync_server_version, _sync_scopes), ',' ORDER BY _sync_partition, _sync_row_id) FROM projects),
+		(SELECT string_agg(format('%s', r), ',' ORDER BY format('%s', r)) FROM sync_row_scopes r),
+		(SELECT string_agg(format('%s/%s/%s %s', partition, commit_seq, idx, encode(payload, 'hex')), ',' ORDER BY partition, commit_seq, idx) FROM sync_changes)),
+		(SELECT count(*) FROM sync_changes)`).Scan(&state, &logged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state, logged
 }

@@ -201,7 +201,7 @@ func (s *Store) bump(ctx context.Context, schema Schema, declared []CheckpointDe
 				return fmt.Errorf("gosync: schema change DDL: %w", err)
 			}
 		}
-		if err == nil {
+		if err == nil { // a marker is being replaced: its layouts are the rows' old ones
 			if err := s.reencodePayloads(ctx, tx, schema, meta.Layouts); err != nil {
 				return err
 			}

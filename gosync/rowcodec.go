@@ -11,7 +11,7 @@ import (
 )
 
 // The upstream row codec (packages/core, SPEC §2.4), byte for byte as
-// /work/shared/upstream/row-codec-vectors.json pins it: a change payload and
+// gosync/testdata/row-codec-vectors.json (observed from upstream) pins it: a change payload and
 // a current row's _sync_payload are a null bitmap (ceil(n/8) bytes, bit i =
 // column i, LSB first, padding bits 0) followed by the non-null values in
 // column order, untagged.

@@ -195,7 +195,7 @@ func TestRedTeamEpochNeverReused(t *testing.T) {
 			}
 			epoch = cp.OwnerEpoch
 		} else {
-			// Upstream's claim (seeds: "owner_epoch=owner_epoch+1"), as the
+			// Upstream's claim ("owner_epoch = owner_epoch + 1"), as the
 			// tables' owner.
 			epoch = queryOne[int64](t, d.Pool, `UPDATE sync_backfill_checkpoints SET owner_epoch = owner_epoch + 1,
 				state = 'backfilling', updated_at_ms = sync_now_ms() WHERE partition = 'p1' AND name = $1 RETURNING owner_epoch`, name)

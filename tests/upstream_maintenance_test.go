@@ -22,10 +22,10 @@ import (
 // DELETE of log rows by any path left the horizon where it was, so coverage
 // answered `clean` over deleted history.
 
-// upstreamSetHorizon and upstreamPruneDeletes are upstream's prune. The
-// statements are not recorded in ../shared/upstream or the seeds (only the
-// storage interface's setHorizonSeq / pruneCommitsThrough are): these are
-// the natural ones, an upsert of the horizon, then one DELETE per log table.
+// upstreamSetHorizon and upstreamPruneDeletes are upstream's prune. Its
+// exact statements were not observed (only its storage interface's
+// setHorizonSeq / pruneCommitsThrough names are known): these are the
+// natural ones, an upsert of the horizon, then one DELETE per log table.
 const upstreamSetHorizon = `INSERT INTO sync_partitions(partition, max_commit_seq, horizon_seq) VALUES ($1, 0, $2)
 	ON CONFLICT (partition) DO UPDATE SET horizon_seq = EXCLUDED.horizon_seq`
 

@@ -63,7 +63,9 @@ type event struct {
 	apply func(h *history) error
 }
 
-func upSection(text string) string {
+// UpSection is a goose migration's Up: from its `-- +goose Up` line to its
+// `-- +goose Down` line (or the end); "" without an Up.
+func UpSection(text string) string {
 	up := strings.Index(text, "-- +goose Up")
 	down := strings.Index(text, "-- +goose Down")
 	if up < 0 {
@@ -455,7 +457,7 @@ func Replay(dir string) (map[string]*state, error) {
 		if err != nil {
 			return nil, err
 		}
-		evs, err := events(filepath.Base(f), upSection(string(b)))
+		evs, err := events(filepath.Base(f), UpSection(string(b)))
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/gosync/gosync/internal/fnmigration"
 )
 
 // Source is what a canonical file in sql/functions/ says about its function.
@@ -138,11 +140,7 @@ func ReadHistory(migrations fs.FS) (map[string]History, error) {
 		if err != nil {
 			return nil, err
 		}
-		up := string(b)
-		if i := strings.Index(up, "-- +goose Down"); i >= 0 {
-			up = up[:i]
-		}
-		up = commentRE.ReplaceAllString(up, "")
+		up := commentRE.ReplaceAllString(fnmigration.UpSection(string(b)), "")
 		name := strings.TrimSuffix(f, ".sql")
 		for _, m := range createRE.FindAllStringSubmatch(up, -1) {
 			h := out[m[2]]
